@@ -1,0 +1,38 @@
+# opalg — see README.md.  `make test` and `make reproduce` work on a fresh machine
+# with only Python >= 3.11 and make: they create .venv and install the pinned deps.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: venv test reproduce figures lab html bench clean
+
+$(PY):
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "opalg needs Python >= 3.11, found " + sys.version'
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall whenever the dependency metadata or the pins change.
+$(STAMP): $(PY) pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet --upgrade "pip==26.3"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[test]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: venv
+	$(PY) -m pytest
+
+reproduce: venv
+	$(PY) tools/reproduce.py
+
+lab: venv
+	$(VENV)/bin/jupyter lab notebooks
+
+html: venv
+	$(PY) tools/reproduce.py --html
+
+bench: venv
+	$(PY) benchmarks/bench_scaling.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,18 @@
+"""Root pytest configuration: nbval sanitizer path and a deterministic hypothesis profile."""
+import pathlib
+
+from hypothesis import settings
+
+ROOT = pathlib.Path(__file__).resolve().parent
+
+# Hypothesis: derandomized so that CI and a student's run try the same examples;
+# no deadline (timing belongs in benchmarks/, not in tests).
+settings.register_profile("opalg", derandomize=True, deadline=None, max_examples=25,
+                          print_blob=True)
+settings.load_profile("opalg")
+
+
+def pytest_configure(config):
+    # nbval reads --nbval-sanitize-with relative to the cwd: make it absolute.
+    if hasattr(config.option, "sanitize_with") and not config.option.sanitize_with:
+        config.option.sanitize_with = str(ROOT / "tools" / "nbval_sanitize.cfg")

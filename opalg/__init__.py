@@ -1,0 +1,35 @@
+"""opalg — the spatial operator algebra of multibody dynamics, for teaching and verification.
+
+Quick tour::
+
+    import numpy as np, opalg
+    model = opalg.random_model(7, "tree", seed=0)
+    q, qd, qdd = np.random.default_rng(0).normal(size=(3, model.ndof))
+    ops = opalg.operators(model, q, qd)          # φ, ℰφ, H, M, P, D, G, K, ψ, Ω ...
+    Mq = (ops.H @ ops.phi @ ops.M @ ops.phi.T @ ops.H.T).dense()
+    assert np.allclose(Mq, opalg.crba(model, q))
+    assert np.allclose(opalg.aba(model, q, qd, opalg.rnea(model, q, qd, qdd)), qdd)
+
+Modules: :mod:`opalg.spatial` (spatial algebra), :mod:`opalg.model` (bodies, joints,
+topology), :mod:`opalg.builders`, :mod:`opalg.kinematics`, :mod:`opalg.algebra`
+(operator objects), :mod:`opalg.soa` (the operators of a model), :mod:`opalg.dynamics`
+(RNEA, CRBA), :mod:`opalg.innovations` (Riccati, ABA, ℳ⁻¹, Υ, Λ⁻¹).
+"""
+
+from . import algebra, innovations, kinematics, spatial  # noqa: F401
+from .innovations import Articulated, aba, articulated, frame_jacobian, lambda_inv, minv, minv_diag, upsilon
+from .builders import planar_arm, random_model, serial_chain
+from .dynamics import bias, composite_inertias, crba, rnea
+from .errors import ModelError, StateError
+from .kinematics import body_poses
+from .model import Inertia, Joint, Model
+from .soa import SpatialOperators, operators
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Articulated", "Inertia", "Joint", "Model", "ModelError", "SpatialOperators", "StateError",
+    "aba", "articulated", "bias", "body_poses", "composite_inertias", "crba", "frame_jacobian",
+    "lambda_inv", "minv", "minv_diag", "operators", "planar_arm", "random_model", "rnea",
+    "serial_chain", "upsilon",
+]

@@ -1,0 +1,136 @@
+r"""Newton–Euler recursions read off ℳ = HφMφ*H* (SOA_REFERENCE §5–6).
+
+Every function accepts joint-space arrays with leading batch axes, shape
+(..., N), and runs each recursion once over the whole batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backend as bk
+from .kinematics import body_kinematics, broadcast_batch, check_state
+from .model import Model
+
+
+def rnea(model: Model, q, qd, qdd, gravity: bool = True) -> np.ndarray:
+    r"""Inverse dynamics ``T = ℳ(q) q̈ + C(q, q̇)`` by the recursive Newton–Euler algorithm.
+
+    Implements the operator expression (SOA_REFERENCE §5, [C2]; RJK92)
+
+    .. math:: T = H φ \left(M φ^* (H^* \ddot q + a) + b\right),
+
+    i.e. ``α = φ*(H*q̈ + a)`` outward (``α(k) = φ*(℘k,k) α(℘k) + H*(k) q̈(k) + a(k)``)
+    and ``f = φ(Mα + b)`` inward (``f(k) = Σ_c φ(k,c) f(c) + M(k)α(k) + b(k)``),
+    ``T = H f``.  Gravity enters as the base acceleration ``-g`` of the roots.
+
+    Parameters
+    ----------
+    model : Model
+    q, qd, qdd : array_like, shape (..., N)
+    gravity : bool
+        Include the model's gravity (default True).
+
+    Returns
+    -------
+    ndarray, shape (..., N)
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(4, "tree", seed=0)
+    >>> q, qd, qdd = np.zeros((3, m.ndof))
+    >>> bool(np.allclose(opalg.rnea(m, q, qd, qdd), opalg.bias(m, q, qd)))
+    True
+    """
+    q = check_state(model, q, "q")
+    qd = check_state(model, qd, "qd")
+    qdd = check_state(model, qdd, "qdd")
+    broadcast_batch(model, q=q, qd=qd, qdd=qdd)
+    kin = body_kinematics(model, q, qd, gravity)
+    alpha, f = [None] * model.n, [None] * model.n
+    for k in model.order:
+        p = model.parents[k]
+        acc = bk.mv(kin.S[k], qdd[..., model.dof_slice[k]]) + kin.a[k]
+        alpha[k] = acc if p == -1 else bk.mv(kin.Xup[k], alpha[p]) + acc
+        f[k] = bk.mv(model.I_spatial[k], alpha[k]) + kin.b[k]
+    for k in reversed(model.order):
+        p = model.parents[k]
+        if p != -1:
+            f[p] = f[p] + bk.mv(bk.mT(kin.Xup[k]), f[k])
+    return np.concatenate([bk.mv(bk.mT(kin.S[k]), f[k]) for k in range(model.n)], -1)
+
+
+def bias(model: Model, q, qd, gravity: bool = True) -> np.ndarray:
+    r"""Bias forces ``C(q, q̇) = Hφ(Mφ*a + b)`` (Coriolis, centrifugal and gravity).
+
+    Equal to :func:`rnea` with ``q̈ = 0`` (SOA_REFERENCE §5).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> arm = opalg.planar_arm([1.0], [2.0], [0.1])       # one link, gravity -y
+    >>> float(opalg.bias(arm, [0.0], [0.0])[0])            # m g L/2
+    9.81
+    """
+    q = check_state(model, q, "q")
+    qd = check_state(model, qd, "qd")
+    return rnea(model, q, qd, bk.zeros(qd.shape, qd, q), gravity)
+
+
+def composite_inertias(model: Model, q) -> tuple[list, list]:
+    """Composite-body inertias ``R(k)`` (D1: R = M + ℰφ R ℰφ*) and the kinematics used.
+
+    Returns ``(R, kin)`` with ``R`` a list of (..., 6, 6) arrays.
+    """
+    kin = body_kinematics(model, q)
+    batch = kin.batch
+    R = [model.I_spatial[k] + bk.zeros(batch + (6, 6), model.I_spatial[k], q) for k in range(model.n)]
+    for k in reversed(model.order):
+        p = model.parents[k]
+        if p != -1:
+            R[p] = R[p] + bk.mT(kin.Xup[k]) @ R[k] @ kin.Xup[k]
+    return R, kin
+
+
+def crba(model: Model, q) -> np.ndarray:
+    r"""Joint-space mass matrix ℳ(q) by the composite rigid body algorithm.
+
+    Implements ``ℳ = H φ M φ* H* = H (R + φ̃R + Rφ̃*) H*`` (SOA_REFERENCE D2–D4):
+    ``ℳ(k,k) = H(k) R(k) H*(k)`` and ``ℳ(i,j) = H(i) φ(i,j) R(j) H*(j)`` for i ≻ j,
+    with the composite inertias ``R = M + ℰφ R ℰφ*`` computed inward.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., N)
+
+    Returns
+    -------
+    ndarray, shape (..., N, N), symmetric positive definite.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(5, "tree", seed=2)
+    >>> Mq = opalg.crba(m, np.zeros(m.ndof))
+    >>> bool(np.allclose(Mq, Mq.T)), bool(np.all(np.linalg.eigvalsh(Mq) > 0))
+    (True, True)
+    """
+    q = check_state(model, q, "q")
+    R, kin = composite_inertias(model, q)
+    N = model.ndof
+    out = bk.zeros(kin.batch + (N, N), q, *R)
+    for j in range(model.n):
+        sj = model.dof_slice[j]
+        F = R[j] @ kin.S[j]
+        out[..., sj, sj] = bk.mT(kin.S[j]) @ F
+        k = j
+        while model.parents[k] != -1:
+            F = bk.mT(kin.Xup[k]) @ F
+            k = model.parents[k]
+            sk = model.dof_slice[k]
+            blk = bk.mT(kin.S[k]) @ F
+            out[..., sk, sj] = blk
+            out[..., sj, sk] = bk.mT(blk)
+    return out

@@ -1,0 +1,299 @@
+r"""Multibody model: bodies, joints, placements, inertias and a parent-array topology.
+
+Topology is a parent array ``parents[k]`` (``-1`` = the body hangs from the
+inertial frame), the ℘(k) of Rodriguez–Jain–Kreutz-Delgado and the T(j) of the
+1998 seed.  Labels are arbitrary: recursions follow a topological order
+computed here, never ``range(n)`` (SOA_REFERENCE pitfall 3).  Joint coordinates
+are stacked in body-label order: the dofs of body ``k`` are ``q[model.dof_slice[k]]``.
+
+Each body ``k`` carries
+
+* a joint: one or more revolute/prismatic axes applied in sequence; the
+  joint map ``H(k)`` (n_k x 6) is the transpose of the motion subspace in the
+  child frame;
+* a placement ``(R_T, r_T)``: the joint frame in the parent body frame
+  (``R_T`` = orientation of the joint frame in parent coordinates, ``r_T`` its
+  origin in parent coordinates); the child body frame is the joint frame moved
+  by the joint;
+* an inertia ``(mass, com, I_com)`` in the child body frame.
+
+Symbolic (sympy) parameters are accepted; numeric validity checks are then
+applied only to entries that are numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from . import _backend as bk
+from .errors import ModelError
+from .spatial import motion_transform, spatial_inertia
+
+_KINDS = {"revolute": "R", "r": "R", "continuous": "R", "prismatic": "P", "p": "P"}
+_AXIS_TOL = 1e-9
+
+
+def _numeric(x) -> np.ndarray | None:
+    """Float array of ``x`` if every entry is a number, else None."""
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+class Joint:
+    r"""A joint of one or more revolute (R) or prismatic (P) axes applied in sequence.
+
+    Parameters
+    ----------
+    kind : str or sequence of str
+        ``"revolute"``/``"R"`` or ``"prismatic"``/``"P"``, or one such entry per axis
+        for a multi-dof joint (e.g. a spherical joint as three revolute axes).
+    axis : array_like, shape (3,) or (n_k, 3)
+        Unit axis (axes) in the joint frame. Each axis is expressed in the frame
+        produced by the previous axes, like an Euler-angle sequence.
+    name : str, optional
+
+    Examples
+    --------
+    >>> from opalg import Joint
+    >>> Joint("revolute", [0, 0, 1]).ndof
+    1
+    >>> Joint.spherical().kinds
+    ('R', 'R', 'R')
+    """
+
+    def __init__(self, kind: str | Sequence[str], axis, name: str | None = None):
+        kinds = [kind] if isinstance(kind, str) else list(kind)
+        label = f"joint {name!r}" if name else "joint"
+        try:
+            self.kinds = tuple(_KINDS[k.lower()] for k in kinds)
+        except (KeyError, AttributeError):
+            raise ModelError(
+                f"{label}: unsupported joint type in {kinds!r}; use 'revolute' or 'prismatic'"
+            ) from None
+        axes = bk.asarray(axis)
+        if axes.ndim == 1:
+            axes = axes[None, :]
+        if axes.shape != (len(self.kinds), 3):
+            raise ModelError(
+                f"{label}: axis has shape {bk.asarray(axis).shape}, expected (3,) per axis "
+                f"for {len(self.kinds)} axis/axes"
+            )
+        num = _numeric(axes)
+        if num is not None:
+            for i, a in enumerate(num):
+                nrm = float(np.linalg.norm(a))
+                if not np.isfinite(nrm) or nrm < _AXIS_TOL:
+                    raise ModelError(f"{label}: axis {i} has zero length")
+                if abs(nrm - 1.0) > _AXIS_TOL:
+                    raise ModelError(f"{label}: axis {i} is not a unit vector (norm {nrm:.6g})")
+            axes = num
+        self.axes = axes
+        self.name = name
+
+    @property
+    def ndof(self) -> int:
+        """Number of degrees of freedom n_k."""
+        return len(self.kinds)
+
+    @classmethod
+    def spherical(cls, name: str | None = None) -> "Joint":
+        """Three revolute axes x, y, z in sequence (an XYZ Euler-angle joint)."""
+        return cls(("R", "R", "R"), np.eye(3), name)
+
+    def motion_subspace_local(self) -> np.ndarray:
+        """The axes as 6-vectors ``s_i`` (revolute ``[s;0]``, prismatic ``[0;s]``), shape (n_k, 6)."""
+        out = bk.zeros((self.ndof, 6), self.axes)
+        for i, (k, a) in enumerate(zip(self.kinds, self.axes)):
+            if k == "R":
+                out[i, :3] = a
+            else:
+                out[i, 3:] = a
+        return out
+
+    def __repr__(self) -> str:
+        return f"Joint({''.join(self.kinds)}, name={self.name!r})"
+
+
+@dataclass(frozen=True)
+class Inertia:
+    """Rigid-body inertia: mass, mass centre (body frame) and inertia about the mass centre."""
+
+    mass: object
+    com: object
+    I_com: object
+
+
+def _check_inertia(k: int, name: str, inertia: Inertia) -> None:
+    m = _numeric(inertia.mass)
+    if m is not None and (not np.isfinite(m) or m <= 0):
+        raise ModelError(f"body {k} ({name}): mass must be > 0, got {float(m):g}")
+    c = bk.asarray(inertia.com)
+    if c.shape != (3,):
+        raise ModelError(f"body {k} ({name}): mass centre has shape {c.shape}, expected (3,)")
+    J = bk.asarray(inertia.I_com)
+    if J.shape != (3, 3):
+        raise ModelError(f"body {k} ({name}): inertia tensor has shape {J.shape}, expected (3, 3)")
+    Jn = _numeric(J)
+    if Jn is None:
+        return
+    scale = max(1.0, float(np.abs(Jn).max()))
+    if not np.allclose(Jn, Jn.T, atol=1e-12 * scale):
+        raise ModelError(f"body {k} ({name}): inertia tensor is not symmetric")
+    ev = np.linalg.eigvalsh(Jn)
+    if ev[0] <= 0:
+        raise ModelError(
+            f"body {k} ({name}): inertia tensor is not positive definite (eigenvalues {ev})"
+        )
+    if ev[2] > ev[0] + ev[1] + 1e-12 * scale:
+        raise ModelError(
+            f"body {k} ({name}): principal moments {ev} violate the triangle inequality "
+            f"({ev[2]:.6g} > {ev[0]:.6g} + {ev[1]:.6g})"
+        )
+
+
+def _topological_order(parents: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
+    n = len(parents)
+    for k, p in enumerate(parents):
+        if p == k:
+            raise ModelError(f"body {k} ({names[k]}) is its own parent")
+        if not (-1 <= p < n):
+            raise ModelError(
+                f"body {k} ({names[k]}): parent index {p} out of range (-1 for the inertial frame, "
+                f"0..{n - 1} for bodies)"
+            )
+    depth = [None] * n
+    for k in range(n):
+        path, j = [], k
+        while j != -1 and depth[j] is None:
+            if j in path:
+                cyc = path[path.index(j):]
+                raise ModelError(
+                    "parent array has a cycle through bodies " + " -> ".join(map(str, cyc + [j]))
+                )
+            path.append(j)
+            j = parents[j]
+        d = -1 if j == -1 else depth[j]
+        for b in reversed(path):
+            d += 1
+            depth[b] = d
+    return tuple(sorted(range(n), key=lambda k: (depth[k], k)))
+
+
+class Model:
+    r"""A tree of rigid bodies given by a parent array.
+
+    Parameters
+    ----------
+    parents : sequence of int
+        ``parents[k]`` is the parent body of body ``k``, ``-1`` for the inertial frame.
+    joints : sequence of Joint
+    placements : sequence of (R_T, r_T)
+        Joint frame of body ``k`` in the parent frame: rotation (3x3) and origin (3,).
+    inertias : sequence of Inertia or (mass, com, I_com)
+    gravity : array_like, shape (3,)
+        Uniform gravitational acceleration in the inertial frame.
+    names : sequence of str, optional
+        Body names (default ``"body0"``, ...).
+
+    Attributes
+    ----------
+    n : int
+        Number of bodies.
+    ndof : int
+        Total number of degrees of freedom N = sum n_k.
+    dof_slice : tuple of slice
+        Where the coordinates of body ``k`` sit in q.
+    order : tuple of int
+        Bodies in topological (base-to-tip, "outward") order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg import Model, Joint
+    >>> m = Model([-1, 0, 0], [Joint("R", [0, 0, 1.])] * 3, [(np.eye(3), np.zeros(3))] * 3,
+    ...           [(1.0, np.zeros(3), np.eye(3))] * 3)
+    >>> m.ndof, m.children[0]
+    (3, (1, 2))
+    """
+
+    def __init__(self, parents, joints, placements, inertias, gravity=(0.0, 0.0, -9.81), names=None):
+        parents = [int(p) for p in parents]
+        n = len(parents)
+        self.names = tuple(names) if names is not None else tuple(f"body{k}" for k in range(n))
+        for what, seq in (("joints", joints), ("placements", placements), ("inertias", inertias),
+                          ("names", self.names)):
+            if len(seq) != n:
+                raise ModelError(f"{what} has {len(seq)} entries but the parent array has {n} bodies")
+        self.parents = tuple(parents)
+        self.order = _topological_order(parents, self.names)
+        self.children = tuple(tuple(c for c in range(n) if parents[c] == k) for k in range(n))
+        self.joints = tuple(joints)
+        for k, j in enumerate(self.joints):
+            if not isinstance(j, Joint):
+                raise ModelError(f"body {k} ({self.names[k]}): joint must be a Joint, got {type(j).__name__}")
+        self.inertias = tuple(i if isinstance(i, Inertia) else Inertia(*i) for i in inertias)
+        for k, i in enumerate(self.inertias):
+            _check_inertia(k, self.names[k], i)
+        self.placements = []
+        for k, pl in enumerate(placements):
+            R, r = bk.asarray(pl[0]), bk.asarray(pl[1])
+            if R.shape != (3, 3) or r.shape != (3,):
+                raise ModelError(f"body {k} ({self.names[k]}): placement must be (3x3 rotation, 3-vector)")
+            Rn = _numeric(R)
+            if Rn is not None and (not np.allclose(Rn.T @ Rn, np.eye(3), atol=1e-9)
+                                   or np.linalg.det(Rn) < 0):
+                raise ModelError(f"body {k} ({self.names[k]}): placement rotation is not a proper rotation")
+            self.placements.append((R, r))
+        self.placements = tuple(self.placements)
+        g = bk.asarray(gravity)
+        if g.shape != (3,):
+            raise ModelError(f"gravity has shape {g.shape}, expected (3,)")
+        self.gravity = g
+        sizes = [j.ndof for j in self.joints]
+        offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        self.dof_slice = tuple(slice(int(offs[k]), int(offs[k + 1])) for k in range(n))
+        self.ndof = int(offs[-1])
+        self.n = n
+        # Constant per-body data, computed once: Featherstone tree transform X_T
+        # (parent -> joint frame) and the spatial inertia about the body origin.
+        self.X_tree = tuple(motion_transform(bk.mT(R), r) for R, r in self.placements)
+        self.I_spatial = tuple(spatial_inertia(i.mass, i.com, i.I_com) for i in self.inertias)
+        self.symbolic = bk.is_symbolic(*self.X_tree, *self.I_spatial, self.gravity,
+                                       *[j.axes for j in self.joints])
+
+    @property
+    def joint_sizes(self) -> tuple[int, ...]:
+        """n_k for every body."""
+        return tuple(j.ndof for j in self.joints)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Joint names in q order (one entry per joint; multi-dof joints appear once)."""
+        return tuple(j.name or f"joint{k}" for k, j in enumerate(self.joints))
+
+    def relabeled(self, perm: Sequence[int]) -> "Model":
+        """The same mechanism with body ``i`` of the new model = body ``perm[i]`` of this one.
+
+        Joint coordinates move with their bodies; use :meth:`dof_permutation`
+        to map q vectors.
+        """
+        perm = list(perm)
+        if sorted(perm) != list(range(self.n)):
+            raise ModelError(f"relabeling {perm} is not a permutation of 0..{self.n - 1}")
+        inv = {old: new for new, old in enumerate(perm)}
+        parents = [-1 if self.parents[o] == -1 else inv[self.parents[o]] for o in perm]
+        return Model(parents, [self.joints[o] for o in perm], [self.placements[o] for o in perm],
+                     [self.inertias[o] for o in perm], self.gravity, [self.names[o] for o in perm])
+
+    def dof_permutation(self, perm: Sequence[int]) -> np.ndarray:
+        """Index array ``idx`` with ``q_new = q_old[idx]`` for :meth:`relabeled` (perm)."""
+        return np.concatenate([np.arange(self.dof_slice[o].start, self.dof_slice[o].stop) for o in perm])
+
+    def __repr__(self) -> str:
+        kind = "chain" if all(len(c) <= 1 for c in self.children) and self.parents.count(-1) == 1 else "tree"
+        return f"<opalg.Model: {self.n} bodies, N={self.ndof} dof, {kind}, parents={list(self.parents)}>"

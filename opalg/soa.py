@@ -1,0 +1,203 @@
+r"""The spatial operators of a model at a state: ``ops = opalg.operators(model, q, qd)``.
+
+Notation (SOA_REFERENCE §2; body coordinates, so ``φ(℘k,k) = (^kX_℘)^*``):
+
+========== ============ ==================================================
+attribute  size         meaning
+========== ============ ==================================================
+E_phi      6n x 6n      ℰφ, block (℘k,k) = φ(℘k,k)
+phi        6n x 6n      φ = (I − ℰφ)⁻¹, applied as an inward recursion
+H          N x 6n       diag H(k), H(k) = S(k)*
+M          6n x 6n      diag M(k), spatial inertia about O_k
+R          6n x 6n      composite inertias, R = M + ℰφ R ℰφ*
+P, P_plus  6n x 6n      articulated inertias P and P⁺ = τ̄P
+D, Dinv    N x N        diag H(k)P(k)H*(k) and its inverse
+G          6n x N       diag P H* D⁻¹
+tau_bar    6n x 6n      diag I − G H
+K          6n x N       ℰφ G, block (℘k,k) = φ(℘k,k) G(k)
+E_psi      6n x 6n      ℰψ = ℰφ τ̄
+psi        6n x 6n      ψ = (I − ℰψ)⁻¹
+Omega      6n x 6n      Ω = ψ* H* D⁻¹ H ψ (= φ* H* ℳ⁻¹ H φ, F1)
+Upsilon    6n x 6n      diag Υ(k) = Ω(k,k) from the F2 recursion
+mass_matrix N x N       ℳ = H φ M φ* H*
+L, L_inv   N x N        I + HφK and I − HψK (E6, E7)
+mass_matrix_inv N x N   (I − HψK)* D⁻¹ (I − HψK) (E8)
+V, a, b    (..., 6n)    body velocities, Coriolis accelerations (with −g at
+                        the roots), gyroscopic forces — only if qd is given
+========== ============ ==================================================
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from . import _backend as bk
+from .algebra import BlockDiagonal, EdgeOperator, Identity, SPO
+from .innovations import Articulated, articulated, upsilon
+from .dynamics import composite_inertias
+from .kinematics import body_kinematics, check_state
+from .model import Model
+
+
+class SpatialOperators:
+    """Operators of ``model`` at configuration ``q`` (and rates ``qd``); see the module table.
+
+    Everything is computed lazily: asking for ``ops.mass_matrix`` never runs the
+    Riccati recursion, which matters for sympy entries.
+    """
+
+    def __init__(self, model: Model, q, qd=None, gravity: bool = True):
+        self.model = model
+        self.q = check_state(model, q, "q")
+        self.qd = None if qd is None else check_state(model, qd, "qd")
+        self.kin = body_kinematics(model, self.q, self.qd, gravity)
+        self._spatial = (6,) * model.n
+        self._joint = model.joint_sizes
+
+    def _edge(self, blocks, cols, name):
+        m = self.model
+        return EdgeOperator(blocks, m.parents, m.order, self._spatial, cols, name)
+
+    # -- Newton–Euler -----------------------------------------------------
+    @cached_property
+    def E_phi(self) -> EdgeOperator:
+        return self._edge([bk.mT(X) for X in self.kin.Xup], self._spatial, "E_phi")
+
+    @cached_property
+    def phi(self) -> SPO:
+        return SPO(self.E_phi, "phi")
+
+    @cached_property
+    def H(self) -> BlockDiagonal:
+        return BlockDiagonal([bk.mT(S) for S in self.kin.S], "H")
+
+    @cached_property
+    def M(self) -> BlockDiagonal:
+        return BlockDiagonal(list(self.model.I_spatial), "M")
+
+    @cached_property
+    def R(self) -> BlockDiagonal:
+        return BlockDiagonal(composite_inertias(self.model, self.q)[0], "R")
+
+    @cached_property
+    def mass_matrix(self):
+        return self.H @ self.phi @ self.M @ self.phi.T @ self.H.T
+
+    # -- articulated body / innovations --------------------------------------
+    @cached_property
+    def art(self) -> Articulated:
+        return articulated(self.model, self.q, self.kin)
+
+    @cached_property
+    def P(self) -> BlockDiagonal:
+        return BlockDiagonal(self.art.P, "P")
+
+    @cached_property
+    def P_plus(self) -> BlockDiagonal:
+        return BlockDiagonal(self.art.P_plus, "P+")
+
+    @cached_property
+    def D(self) -> BlockDiagonal:
+        return BlockDiagonal(self.art.D, "D")
+
+    @cached_property
+    def Dinv(self) -> BlockDiagonal:
+        return BlockDiagonal(self.art.Dinv, "D^-1")
+
+    @cached_property
+    def G(self) -> BlockDiagonal:
+        return BlockDiagonal(self.art.G, "G")
+
+    @cached_property
+    def tau_bar(self) -> BlockDiagonal:
+        return BlockDiagonal(self.art.tau_bar, "tau_bar")
+
+    @cached_property
+    def K(self) -> EdgeOperator:
+        return self._edge([bk.mT(X) @ G for X, G in zip(self.kin.Xup, self.art.G)], self._joint, "K")
+
+    @cached_property
+    def E_psi(self) -> EdgeOperator:
+        return self._edge([bk.mT(X) @ t for X, t in zip(self.kin.Xup, self.art.tau_bar)],
+                          self._spatial, "E_psi")
+
+    @cached_property
+    def psi(self) -> SPO:
+        return SPO(self.E_psi, "psi")
+
+    @cached_property
+    def Omega(self):
+        return self.psi.T @ self.H.T @ self.Dinv @ self.H @ self.psi
+
+    @cached_property
+    def Upsilon(self) -> BlockDiagonal:
+        return BlockDiagonal(upsilon(self.model, self.q, self.art), "Upsilon")
+
+    @cached_property
+    def L(self):
+        return self.I_joint + self.H @ self.phi @ self.K
+
+    @cached_property
+    def L_inv(self):
+        return self.I_joint - self.H @ self.psi @ self.K
+
+    @cached_property
+    def mass_matrix_inv(self):
+        return self.L_inv.T @ self.Dinv @ self.L_inv
+
+    # -- identities and state vectors ----------------------------------------
+    @cached_property
+    def I_spatial(self) -> Identity:
+        return Identity(self._spatial, "I")
+
+    @cached_property
+    def I_joint(self) -> Identity:
+        return Identity(self._joint, "I")
+
+    def _stack(self, parts):
+        if parts is None:
+            raise AttributeError("velocity-dependent quantities need qd: operators(model, q, qd)")
+        return np.concatenate(parts, -1)
+
+    @property
+    def V(self) -> np.ndarray:
+        return self._stack(self.kin.V)
+
+    @property
+    def a(self) -> np.ndarray:
+        return self._stack(self.kin.a)
+
+    @property
+    def b(self) -> np.ndarray:
+        return self._stack(self.kin.b)
+
+    def __repr__(self) -> str:
+        return f"<SpatialOperators of {self.model!r}>"
+
+
+def operators(model: Model, q, qd=None, gravity: bool = True) -> SpatialOperators:
+    r"""The spatial operators of ``model`` at ``(q, qd)`` as composable objects.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., N)
+    qd : array_like, shape (..., N), optional
+        Needed only for ``V``, ``a``, ``b``.
+    gravity : bool
+        Fold the base acceleration −g into ``a`` of the roots (default True).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(5, "tree", seed=0)
+    >>> ops = opalg.operators(m, np.zeros(m.ndof))
+    >>> I = np.eye(6 * m.n)
+    >>> bool(np.allclose(ops.phi.dense(), np.linalg.inv(I - ops.E_phi.dense())))
+    True
+    >>> bool(np.allclose((ops.L @ ops.D @ ops.L.T).dense(), opalg.crba(m, np.zeros(m.ndof))))
+    True
+    """
+    return SpatialOperators(model, q, qd, gravity)

@@ -1,0 +1,194 @@
+r"""Spatial vector algebra, angular-first.
+
+Conventions (stated once for the whole package, see ``SOA_REFERENCE.md`` §1):
+
+* spatial motion vectors are ``V = [omega; v]``, spatial forces ``f = [n; F]``
+  (moment first);
+* ``*`` is the transpose (the real adjoint), never a conjugate nor an inverse;
+* ``phi(x, y)`` maps a force at point ``y`` to the equivalent force at ``x``:
+  ``f(x) = phi(x, y) f(y)``, and its adjoint maps velocities outward:
+  ``V(y) = phi(x, y)^* V(x)``;
+* in body coordinates ``phi(p, k) = (^k X_p)^*`` where ``^k X_p`` is
+  Featherstone's motion transform from frame ``p`` to frame ``k``.
+
+All functions accept leading batch axes and sympy (object) entries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backend as bk
+
+
+def skew(x) -> np.ndarray:
+    r"""Cross-product matrix :math:`\tilde x`, so that ``skew(x) @ y == cross(x, y)``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., 3)
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import skew
+    >>> bool(np.allclose(skew([1., 2., 3.]) @ [4., 5., 6.], np.cross([1, 2, 3], [4, 5, 6])))
+    True
+    """
+    x = bk.asarray(x)
+    z = bk.zeros(x.shape[:-1], x)
+    x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
+    return np.stack(
+        [np.stack([z, -x2, x1], -1), np.stack([x2, z, -x0], -1), np.stack([-x1, x0, z], -1)],
+        -2,
+    )
+
+
+def crm(V) -> np.ndarray:
+    r"""Motion cross-product matrix ``crm(V) = [[w~, 0], [v~, w~]]`` (``V x`` on motions).
+
+    Featherstone, *Rigid Body Dynamics Algorithms* (2008), eq. 2.31, angular-first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import crm
+    >>> V = np.arange(6.0)
+    >>> bool(np.allclose(crm(V) @ V, 0))
+    True
+    """
+    V = bk.asarray(V)
+    w, v = skew(V[..., :3]), skew(V[..., 3:])
+    z = bk.zeros(w.shape, V)
+    return np.concatenate([np.concatenate([w, z], -1), np.concatenate([v, w], -1)], -2)
+
+
+def crf(V) -> np.ndarray:
+    r"""Force cross-product matrix ``crf(V) = -crm(V)^*`` (``V x*`` on forces).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import crf, crm
+    >>> V = np.arange(6.0)
+    >>> bool(np.allclose(crf(V), -crm(V).T))
+    True
+    """
+    return -bk.mT(crm(V))
+
+
+def phi_free(l) -> np.ndarray:
+    r"""Frame-free rigid body transformation ``phi(x, y) = [[I, l~], [0, I]]``.
+
+    ``l`` is the vector from ``x`` to ``y`` (SOA_REFERENCE A1; Jain 2011, eq. 1.13).
+    Then ``phi(x, y) @ phi(y, z) == phi(x, z)`` and ``inv(phi(x, y)) == phi(y, x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import phi_free
+    >>> a, b = np.array([1., 0, 0]), np.array([0., 2, 0])
+    >>> bool(np.allclose(phi_free(a) @ phi_free(b), phi_free(a + b)))
+    True
+    """
+    l = bk.asarray(l)
+    z = bk.zeros(l.shape[:-1] + (3, 3), l)
+    eye = bk.eye(3, l) + z
+    return np.concatenate(
+        [np.concatenate([eye, skew(l)], -1), np.concatenate([z, eye], -1)], -2
+    )
+
+
+def motion_transform(E, r) -> np.ndarray:
+    r"""Featherstone motion transform ``^B X_A = [[E, 0], [-E r~, E]]``.
+
+    ``E`` rotates A-coordinates into B-coordinates (``E = ^B R_A``) and ``r`` is
+    the origin of B expressed in A coordinates (RBDA eq. 2.24).  In opalg's
+    notation ``phi(A, B) = motion_transform(E, r)^*``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import motion_transform
+    >>> X = motion_transform(np.eye(3), np.array([1., 0, 0]))
+    >>> X @ np.array([0, 0, 1., 0, 0, 0])   # w = z at A: the point B = A + x moves along +y
+    array([0., 0., 1., 0., 1., 0.])
+    """
+    E, r = bk.asarray(E), bk.asarray(r)
+    z = bk.zeros(np.broadcast_shapes(E.shape, r.shape[:-1] + (3, 3)), E, r)
+    E = np.broadcast_to(E, z.shape)
+    lower = -(E @ skew(r))
+    return np.concatenate([np.concatenate([E, z], -1), np.concatenate([lower, E], -1)], -2)
+
+
+def rotation_about(axis, angle) -> np.ndarray:
+    r"""Rotation matrix ``R = I + sin(a) s~ + (1 - cos(a)) s~ s~`` (Rodrigues).
+
+    ``R`` maps vectors of the rotated frame into the original frame: a frame
+    turned by ``angle`` about unit ``axis`` has ``^p R_c = R`` and ``^c R_p = R^*``.
+
+    Parameters
+    ----------
+    axis : array_like, shape (3,)
+        Unit vector.
+    angle : array_like, shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import rotation_about
+    >>> np.round(rotation_about([0, 0, 1.], np.pi / 2) @ [1., 0, 0], 12) + 0.0
+    array([0., 1., 0.])
+    """
+    angle = bk.asarray(angle)
+    s = skew(bk.asarray(axis))
+    c, sn = bk.cos(angle), bk.sin(angle)
+    c, sn = c[..., None, None], sn[..., None, None]
+    return bk.eye(3, s) + sn * s + (1 - c) * (s @ s)
+
+
+def rpy_to_matrix(rpy) -> np.ndarray:
+    r"""URDF roll-pitch-yaw to rotation, ``R = Rz(yaw) Ry(pitch) Rx(roll)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import rpy_to_matrix
+    >>> bool(np.allclose(rpy_to_matrix([0, 0, 0]), np.eye(3)))
+    True
+    """
+    r, p, y = (bk.asarray(rpy)[..., i] for i in range(3))
+    return (
+        rotation_about([0, 0, 1.0], y) @ rotation_about([0, 1.0, 0], p) @ rotation_about([1.0, 0, 0], r)
+    )
+
+
+def spatial_inertia(mass, com, I_com) -> np.ndarray:
+    r"""Spatial inertia about the frame origin O from (m, p, J_cm), angular-first.
+
+    .. math:: M = \begin{bmatrix} J_{cm} - m\tilde p\tilde p & m\tilde p \\
+              -m\tilde p & m I\end{bmatrix}
+
+    with ``p`` the vector O -> mass centre (SOA_REFERENCE notation table and
+    pitfall 7; RBDA eq. 2.63).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import spatial_inertia
+    >>> M = spatial_inertia(2.0, [1., 0, 0], np.eye(3))
+    >>> float(M[2, 2])   # J_zz about O = 1 + 2 * 1**2
+    3.0
+    """
+    mass, com, I_com = bk.asarray(mass), bk.asarray(com), bk.asarray(I_com)
+    px = skew(com)
+    m = mass[..., None, None]
+    J = I_com - m * (px @ px)
+    eye = bk.eye(3, px) + bk.zeros(J.shape, J)
+    return np.concatenate(
+        [np.concatenate([J, m * px], -1), np.concatenate([-m * px, m * eye], -1)], -2
+    )

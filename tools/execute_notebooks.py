@@ -1,0 +1,60 @@
+"""The project's notebook executor: the only thing that writes committed outputs.
+
+Deterministic by construction (see ``../shared/NOTEBOOKS.md``): execute top to
+bottom in a fresh kernel started in ``notebooks/``, then drop saved widget state,
+per-cell execution metadata (timestamps) and widget-view outputs, and write with
+a fixed JSON layout, so two runs give byte-identical files.
+"""
+from __future__ import annotations
+
+import pathlib
+
+import nbformat
+from nbclient import NotebookClient
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def clean(nb) -> None:
+    """Remove everything that changes from run to run."""
+    nb.metadata.pop("widgets", None)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.outputs:
+            data = out.get("data")
+            if data is not None:
+                data.pop(WIDGET_VIEW, None)
+                if not data:
+                    continue
+            kept.append(out)
+        cell.outputs = kept
+
+
+def execute(path: pathlib.Path, timeout: int = 600) -> None:
+    nb = nbformat.read(path, as_version=4)
+    # store_widget_state=True during execution: False plus an Output widget raises KeyError.
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    clean(nb)
+    nbformat.write(nb, path)
+
+
+def execute_all(paths) -> None:
+    for p in paths:
+        print(f"executing {p}", flush=True)
+        execute(pathlib.Path(p))
+
+
+def export_html(paths, outdir: pathlib.Path) -> None:
+    from nbconvert import HTMLExporter
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    exporter = HTMLExporter()
+    for p in paths:
+        body, _ = exporter.from_filename(str(p))
+        (outdir / (pathlib.Path(p).stem + ".html")).write_text(body, encoding="utf-8")
