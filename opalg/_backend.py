@@ -27,6 +27,8 @@ def is_symbolic(*arrays) -> bool:
 
 def asarray(x) -> np.ndarray:
     """Convert to an array: float/complex stay numeric, sympy gives dtype object."""
+    if type(x) is np.ndarray and x.dtype.kind in "fc":
+        return x
     if isinstance(x, sp.MatrixBase):
         return np.array(x.tolist(), dtype=object)
     if is_symbolic(x):
@@ -75,6 +77,8 @@ def eye(n: int, *likes) -> np.ndarray:
 
 def common_dtype(*arrays):
     """Result dtype of mixing arrays (object wins, then complex, then float)."""
+    if all(type(a) is np.ndarray and a.dtype.kind == "f" for a in arrays):
+        return np.float64 if all(a.dtype == np.float64 for a in arrays) else np.result_type(float, *arrays)
     arrs = [asarray(a) for a in arrays]
     if any(a.dtype == object for a in arrs):
         return object

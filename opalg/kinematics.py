@@ -27,7 +27,7 @@ import numpy as np
 from . import _backend as bk
 from .errors import StateError
 from .model import Model
-from .spatial import crf, crm, motion_transform, rotation_about
+from .spatial import cross_force, cross_motion, motion_transform, rotation_about
 
 
 def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarray:
@@ -136,14 +136,14 @@ def body_kinematics(model: Model, q, qd=None, gravity: bool = True) -> Kinematic
         cJ = bk.zeros(batch + (6,), *dtype_like)
         for i in range(len(vJ_cols)):
             for j in range(i + 1, len(vJ_cols)):
-                cJ = cJ + bk.mv(crm(vJ_cols[i]), vJ_cols[j])
+                cJ = cJ + cross_motion(vJ_cols[i], vJ_cols[j])
         if p == -1:
             V[k] = vJ + bk.zeros(batch + (6,), *dtype_like)
-            a[k] = bk.mv(crm(V[k]), vJ) + cJ + bk.mv(Xup[k], a0)
+            a[k] = cross_motion(V[k], vJ) + cJ + bk.mv(Xup[k], a0)
         else:
             V[k] = bk.mv(Xup[k], V[p]) + vJ
-            a[k] = bk.mv(crm(V[k]), vJ) + cJ
-        b[k] = bk.mv(crf(V[k]), bk.mv(model.I_spatial[k], V[k]))
+            a[k] = cross_motion(V[k], vJ) + cJ
+        b[k] = cross_force(V[k], bk.mv(model.I_spatial[k], V[k]))
     kin.V, kin.a, kin.b = V, a, b
     return kin
 

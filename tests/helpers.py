@@ -1,0 +1,155 @@
+"""Shared test helpers for the opalg test suite.
+
+* ``assert_close`` / ``rel_err``: relative comparisons with a readable message;
+* tree utilities computed from the parent array only (ancestors, depth, nearest
+  common ancestor), independent of ``opalg.Model``'s own bookkeeping;
+* ``dense_soa``: the SOA operators as dense matrices, with φ and ψ obtained from
+  ℰφ and ℰψ by a *dense inverse* (not by opalg's SPO recursion);
+* ``make_model``: the seeded random test models (chains, trees, forests,
+  relabelled trees, tip-to-base "Jain" numbering).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import opalg
+
+
+# ---------------------------------------------------------------------------
+# comparisons
+# ---------------------------------------------------------------------------
+def rel_err(a, b, scale=None) -> float:
+    """||a - b|| / max(||a||, ||b||, scale) (Frobenius norms over all axes).
+
+    ``scale`` sets the reference size when both sides are (close to) zero, e.g.
+    the norm of the operands of an identity whose two sides vanish.
+    """
+    a = np.asarray(a, dtype=complex if np.iscomplexobj(a) or np.iscomplexobj(b) else float)
+    b = np.asarray(b, dtype=a.dtype)
+    ref = max(np.linalg.norm(a), np.linalg.norm(b), 0.0 if scale is None else float(scale))
+    diff = float(np.linalg.norm(a - b))
+    if ref == 0.0:
+        return diff
+    return diff / ref
+
+
+def assert_close(a, b, rtol, what, scale=None) -> float:
+    """Assert ``rel_err(a, b, scale) <= rtol``; return the relative error.
+
+    The failure message names the quantity and gives the relative error, the
+    largest entrywise deviation and where it occurs.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        raise AssertionError(f"{what}: shapes differ, {a.shape} vs {b.shape}")
+    err = rel_err(a, b, scale)
+    if not err <= rtol:  # also catches NaN
+        d = np.abs(a - b)
+        idx = np.unravel_index(int(np.argmax(d)), d.shape) if d.size else ()
+        raise AssertionError(
+            f"{what}: relative error {err:.3e} > rtol {rtol:.1e} "
+            f"(max |diff| {d.max() if d.size else 0:.3e} at index {tuple(int(i) for i in idx)}; "
+            f"|a| = {np.linalg.norm(a):.3e}, |b| = {np.linalg.norm(b):.3e})"
+        )
+    return err
+
+
+# ---------------------------------------------------------------------------
+# tree utilities from the parent array
+# ---------------------------------------------------------------------------
+def ancestors(parents, k) -> list:
+    """[k, ℘(k), ℘(℘(k)), ...] up to the root (k itself included: i ⪰ k)."""
+    out = []
+    while k != -1:
+        out.append(k)
+        k = parents[k]
+    return out
+
+
+def is_ancestor(parents, i, j) -> bool:
+    """i ⪰ j: i is j or an ancestor of j."""
+    return i in ancestors(parents, j)
+
+
+def nca(parents, i, j):
+    """Nearest common ancestor i ∧ j, or None if i and j hang from different roots."""
+    ai = ancestors(parents, i)
+    for a in ancestors(parents, j):
+        if a in ai:
+            return a
+    return None
+
+
+def tree_depth(parents) -> int:
+    """Number of bodies on the longest root-to-leaf path."""
+    return max(len(ancestors(parents, k)) for k in range(len(parents)))
+
+
+def sblk(k) -> slice:
+    """Rows/columns of body k in a 6n spatial vector."""
+    return slice(6 * k, 6 * k + 6)
+
+
+# ---------------------------------------------------------------------------
+# models and dense operators
+# ---------------------------------------------------------------------------
+def make_model(kind: str, n: int, seed: int, joints: str = "mixed"):
+    """A seeded random test model.
+
+    kind: ``chain``, ``tree``, ``forest`` (tree with 2 roots), ``relabeled``
+    (a tree under a random, in general non-topological, relabelling),
+    ``jain-chain`` / ``jain-tree`` (tip-to-base numbering: every parent has a
+    larger label than its children).
+    """
+    if kind == "chain":
+        return opalg.random_model(n, "chain", seed=seed, joints=joints)
+    if kind == "tree":
+        return opalg.random_model(n, "tree", seed=seed, joints=joints)
+    if kind == "forest":
+        return opalg.random_model(n, "tree", seed=seed, joints=joints, n_roots=2)
+    if kind == "relabeled":
+        base = opalg.random_model(n, "tree", seed=seed, joints=joints)
+        perm = np.random.default_rng(1000 + seed).permutation(n)
+        return base.relabeled([int(p) for p in perm])
+    if kind in ("jain-chain", "jain-tree"):
+        base = opalg.random_model(n, kind.split("-")[1], seed=seed, joints=joints)
+        # random_model labels parents before children; reversing the labels gives
+        # parents larger labels than their children (Jain / tip-to-base).
+        return base.relabeled(list(range(n))[::-1])
+    raise ValueError(kind)
+
+
+def random_state(model, seed):
+    """(q, qd, qdd, tau) drawn from a seeded normal distribution."""
+    rng = np.random.default_rng(seed)
+    return tuple(rng.normal(size=model.ndof) for _ in range(4))
+
+
+class DenseSOA:
+    """Dense matrices of the SOA operators of ``ops`` (a SpatialOperators).
+
+    The per-body blocks come from the operator objects' ``.dense()``; φ and ψ
+    are the dense inverses of I − ℰφ and I − ℰψ, so identities checked with
+    them do not go through opalg's SPO recursion.
+    """
+
+    def __init__(self, ops):
+        self.ops = ops
+        self.n = ops.model.n
+        self.N = ops.model.ndof
+        self.I6 = np.eye(6 * self.n)
+        self.IN = np.eye(self.N)
+        for name in ("E_phi", "E_psi", "H", "M", "R", "P", "P_plus", "D", "Dinv", "G",
+                     "tau_bar", "K", "Upsilon"):
+            setattr(self, name, getattr(ops, name).dense())
+        self.phi = np.linalg.inv(self.I6 - self.E_phi)
+        self.psi = np.linalg.inv(self.I6 - self.E_psi)
+        self.mass = self.H @ self.phi @ self.M @ self.phi.T @ self.H.T
+        self.Omega = self.psi.T @ self.H.T @ self.Dinv @ self.H @ self.psi
+        self.L = self.IN + self.H @ self.phi @ self.K
+        self.Linv = self.IN - self.H @ self.psi @ self.K
+
+
+def dense_soa(model, q, qd=None, gravity=True) -> DenseSOA:
+    return DenseSOA(opalg.operators(model, q, qd, gravity))
