@@ -14,5 +14,5 @@ settings.load_profile("opalg")
 
 def pytest_configure(config):
     # nbval reads --nbval-sanitize-with relative to the cwd: make it absolute.
-    if hasattr(config.option, "sanitize_with") and not config.option.sanitize_with:
-        config.option.sanitize_with = str(ROOT / "tools" / "nbval_sanitize.cfg")
+    if hasattr(config.option, "nbval_sanitize_with") and not config.option.nbval_sanitize_with:
+        config.option.nbval_sanitize_with = str(ROOT / "tools" / "nbval_sanitize.cfg")

@@ -124,7 +124,18 @@ class Operator:
 
 
 class BlockDiagonal(Operator):
-    """diag(B(1), ..., B(n)); the blocks are arrays (..., r_k, c_k)."""
+    """diag(B(1), ..., B(n)); the blocks are arrays (..., r_k, c_k).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.algebra import BlockDiagonal
+    >>> A = BlockDiagonal([np.eye(2), 2 * np.eye(1)], "A")
+    >>> (A @ A.inv()).dense()
+    array([[1., 0., 0.],
+           [0., 1., 0.],
+           [0., 0., 1.]])
+    """
 
     def __init__(self, blocks: Sequence[np.ndarray], name: str = "?"):
         self.blocks = list(blocks)
@@ -160,6 +171,17 @@ class EdgeOperator(Operator):
 
     ``rows[i]``/``cols[k]`` are the block sizes of the row and column spaces.
     With ``transposed=True`` it is the adjoint: block (k, ℘(k)) = ``blocks[k]^*``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.algebra import EdgeOperator
+    >>> E = EdgeOperator([np.ones((1, 1)), 2 * np.ones((1, 1)), 3 * np.ones((1, 1))],
+    ...                  parents=[-1, 0, 0], order=[0, 1, 2], rows=(1, 1, 1), cols=(1, 1, 1))
+    >>> E.dense()              # node 0 has children 1 and 2
+    array([[0., 2., 3.],
+           [0., 0., 0.],
+           [0., 0., 0.]])
     """
 
     def __init__(self, blocks, parents, order, rows, cols, name="?", transposed=False):
@@ -203,6 +225,20 @@ class SPO(Operator):
     Applied as a recursion (SOA_REFERENCE B1/B2): inward
     ``y(k) = x(k) + Σ_{c ∈ C(k)} E(k,c) y(c)`` for (I − E)⁻¹, outward
     ``y(k) = x(k) + E(℘k,k)^* y(℘k)`` for its adjoint.  O(n) per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.algebra import EdgeOperator, SPO
+    >>> E = EdgeOperator([np.ones((1, 1)), 2 * np.ones((1, 1)), 3 * np.ones((1, 1))],
+    ...                  parents=[-1, 0, 1], order=[0, 1, 2], rows=(1, 1, 1), cols=(1, 1, 1))
+    >>> phi = SPO(E, "phi")
+    >>> phi.dense()            # path products E(0,1) E(1,2) = 2 * 3 above the diagonal
+    array([[1., 2., 6.],
+           [0., 1., 3.],
+           [0., 0., 1.]])
+    >>> bool(np.allclose(phi.dense(), np.linalg.inv(np.eye(3) - E.dense())))
+    True
     """
 
     def __init__(self, edge: EdgeOperator, name="?", transposed=False):

@@ -81,7 +81,16 @@ def bias(model: Model, q, qd, gravity: bool = True) -> np.ndarray:
 def composite_inertias(model: Model, q) -> tuple[list, list]:
     """Composite-body inertias ``R(k)`` (D1: R = M + ℰφ R ℰφ*) and the kinematics used.
 
-    Returns ``(R, kin)`` with ``R`` a list of (..., 6, 6) arrays.
+    Returns ``(R, kin)`` with ``R`` a list of (..., 6, 6) arrays.  R(k) is the
+    spatial inertia of the subtree rooted at k, locked, about O_k.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> arm = opalg.planar_arm([1.0, 1.0], [1.0, 2.0], [0.1, 0.1])
+    >>> R, _ = opalg.composite_inertias(arm, [0.0, 0.0])
+    >>> float(R[0][5, 5])   # total mass of the arm
+    3.0
     """
     kin = body_kinematics(model, q)
     batch = kin.batch

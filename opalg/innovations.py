@@ -184,7 +184,16 @@ def upsilon(model: Model, q, art: Articulated | None = None) -> list:
 
     .. math:: Υ(k) = ψ^*(℘k,k) Υ(℘k) ψ(℘k,k) + H^*(k) D^{-1}(k) H(k),\quad Υ = 0 above the roots,
 
-    with ``ψ(℘k,k) = φ(℘k,k) τ̄(k)``.
+    with ``ψ(℘k,k) = φ(℘k,k) τ̄(k)``.  Returns a list of (..., 6, 6) blocks.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(5, "tree", seed=1)
+    >>> ops = opalg.operators(m, np.zeros(m.ndof))
+    >>> Y = opalg.upsilon(m, np.zeros(m.ndof))
+    >>> bool(np.allclose(Y[4], ops.Omega.block(4, 4)))
+    True
     """
     art = articulated(model, q) if art is None else art
     kin = art.kin
