@@ -16,7 +16,7 @@ topology), :mod:`opalg.builders`, :mod:`opalg.kinematics`, :mod:`opalg.algebra`
 (RNEA, CRBA), :mod:`opalg.innovations` (Riccati, ABA, ℳ⁻¹, Υ, Λ⁻¹).
 """
 
-from . import algebra, innovations, kinematics, spatial  # noqa: F401
+from . import algebra, innovations, kinematics, spatial, urdf  # noqa: F401
 from .innovations import Articulated, aba, articulated, frame_jacobian, lambda_inv, minv, minv_diag, upsilon
 from .builders import planar_arm, random_model, serial_chain
 from .dynamics import bias, composite_inertias, crba, rnea
@@ -24,6 +24,7 @@ from .errors import ModelError, StateError
 from .kinematics import body_poses
 from .model import Inertia, Joint, Model
 from .soa import SpatialOperators, operators
+from .urdf import URDFError, from_urdf
 
 __version__ = "0.1.0"
 
@@ -31,5 +32,5 @@ __all__ = [
     "Articulated", "Inertia", "Joint", "Model", "ModelError", "SpatialOperators", "StateError",
     "aba", "articulated", "bias", "body_poses", "composite_inertias", "crba", "frame_jacobian",
     "lambda_inv", "minv", "minv_diag", "operators", "planar_arm", "random_model", "rnea",
-    "serial_chain", "upsilon",
+    "serial_chain", "upsilon", "from_urdf", "URDFError",
 ]

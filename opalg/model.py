@@ -128,10 +128,18 @@ class Inertia:
     I_com: object
 
 
-def _check_inertia(k: int, name: str, inertia: Inertia) -> None:
+def _is_massless(inertia: Inertia) -> bool:
+    m, J = _numeric(inertia.mass), _numeric(inertia.I_com)
+    return m is not None and J is not None and m == 0 and not np.any(J)
+
+
+def _check_inertia(k: int, name: str, inertia: Inertia, allow_massless: bool) -> None:
     m = _numeric(inertia.mass)
+    if allow_massless and _is_massless(inertia):
+        return
     if m is not None and (not np.isfinite(m) or m <= 0):
-        raise ModelError(f"body {k} ({name}): mass must be > 0, got {float(m):g}")
+        hint = "" if allow_massless else " (massless bodies need allow_massless=True)"
+        raise ModelError(f"body {k} ({name}): mass must be > 0, got {float(m):g}{hint}")
     c = bk.asarray(inertia.com)
     if c.shape != (3,):
         raise ModelError(f"body {k} ({name}): mass centre has shape {c.shape}, expected (3,)")
@@ -145,7 +153,13 @@ def _check_inertia(k: int, name: str, inertia: Inertia) -> None:
     if not np.allclose(Jn, Jn.T, atol=1e-12 * scale):
         raise ModelError(f"body {k} ({name}): inertia tensor is not symmetric")
     ev = np.linalg.eigvalsh(Jn)
-    if ev[0] <= 0:
+    # Degenerate (point-mass, rod) tensors are accepted only with allow_massless,
+    # as for URDF imports; a joint that then moves no inertia fails at its pivot D(k).
+    if allow_massless:
+        not_definite = ev[0] < -1e-12 * scale
+    else:
+        not_definite = ev[0] <= 0
+    if not_definite:
         raise ModelError(
             f"body {k} ({name}): inertia tensor is not positive definite (eigenvalues {ev})"
         )
@@ -199,6 +213,10 @@ class Model:
         Uniform gravitational acceleration in the inertial frame.
     names : sequence of str, optional
         Body names (default ``"body0"``, ...).
+    allow_massless : bool
+        Accept bodies of zero mass and zero inertia (e.g. intermediate frames of a
+        URDF or of an Euler-angle hinge), provided every joint still carries mass:
+        a joint whose whole subtree is massless raises ``ModelError``.
 
     Attributes
     ----------
@@ -221,7 +239,8 @@ class Model:
     (3, (1, 2))
     """
 
-    def __init__(self, parents, joints, placements, inertias, gravity=(0.0, 0.0, -9.81), names=None):
+    def __init__(self, parents, joints, placements, inertias, gravity=(0.0, 0.0, -9.81), names=None,
+                 allow_massless: bool = False):
         parents = [int(p) for p in parents]
         n = len(parents)
         self.names = tuple(names) if names is not None else tuple(f"body{k}" for k in range(n))
@@ -238,7 +257,19 @@ class Model:
                 raise ModelError(f"body {k} ({self.names[k]}): joint must be a Joint, got {type(j).__name__}")
         self.inertias = tuple(i if isinstance(i, Inertia) else Inertia(*i) for i in inertias)
         for k, i in enumerate(self.inertias):
-            _check_inertia(k, self.names[k], i)
+            _check_inertia(k, self.names[k], i, allow_massless)
+        self.allow_massless = allow_massless
+        if allow_massless:
+            carries = [not _is_massless(i) for i in self.inertias]
+            for k in reversed(self.order):
+                if self.parents[k] != -1:
+                    carries[self.parents[k]] |= carries[k]
+            for k in range(n):
+                if not carries[k]:
+                    raise ModelError(
+                        f"body {k} ({self.names[k]}): joint {self.joints[k].name or k!r} moves no mass "
+                        "(its whole subtree is massless), so the mass matrix would be singular"
+                    )
         self.placements = []
         for k, pl in enumerate(placements):
             R, r = bk.asarray(pl[0]), bk.asarray(pl[1])
@@ -288,7 +319,8 @@ class Model:
         inv = {old: new for new, old in enumerate(perm)}
         parents = [-1 if self.parents[o] == -1 else inv[self.parents[o]] for o in perm]
         return Model(parents, [self.joints[o] for o in perm], [self.placements[o] for o in perm],
-                     [self.inertias[o] for o in perm], self.gravity, [self.names[o] for o in perm])
+                     [self.inertias[o] for o in perm], self.gravity, [self.names[o] for o in perm],
+                     self.allow_massless)
 
     def dof_permutation(self, perm: Sequence[int]) -> np.ndarray:
         """Index array ``idx`` with ``q_new = q_old[idx]`` for :meth:`relabeled` (perm)."""
