@@ -307,6 +307,19 @@ class Model:
         """Joint names in q order (one entry per joint; multi-dof joints appear once)."""
         return tuple(j.name or f"joint{k}" for k, j in enumerate(self.joints))
 
+    def joint_dofs(self, joint_names: Sequence[str]) -> np.ndarray:
+        """Indices into q of the named joints' coordinates, in the given order.
+
+        ``q_self[model.joint_dofs(other.joint_names)]`` reorders q to another
+        model's joint order (both with the same joints, e.g. after a URDF round trip).
+        """
+        where = {nm: k for k, nm in enumerate(self.joint_names)}
+        missing = [nm for nm in joint_names if nm not in where]
+        if missing:
+            raise ModelError(f"no joint named {missing[0]!r} in this model")
+        return np.concatenate([np.arange(self.dof_slice[where[nm]].start,
+                                         self.dof_slice[where[nm]].stop) for nm in joint_names])
+
     def relabeled(self, perm: Sequence[int]) -> "Model":
         """The same mechanism with body ``i`` of the new model = body ``perm[i]`` of this one.
 

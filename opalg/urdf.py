@@ -266,3 +266,79 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81)) -> Model:
     model.link_frames = link_frames
     model.robot_name = root.get("name", "")
     return model
+
+
+def matrix_to_rpy(R) -> np.ndarray:
+    """URDF roll-pitch-yaw of a rotation, the inverse of :func:`opalg.spatial.rpy_to_matrix`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import rpy_to_matrix
+    >>> from opalg.urdf import matrix_to_rpy
+    >>> bool(np.allclose(matrix_to_rpy(rpy_to_matrix([0.1, -0.2, 0.3])), [0.1, -0.2, 0.3]))
+    True
+    """
+    R = np.asarray(R, dtype=float)
+    pitch = np.arcsin(np.clip(-R[2, 0], -1.0, 1.0))
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
+
+
+def _num(x) -> str:
+    return " ".join(repr(float(v)) for v in np.atleast_1d(x))
+
+
+def to_urdf(model: Model, name: str = "opalg_model", continuous: bool = False) -> str:
+    """Write a numeric model as URDF text (for Pinocchio and other tools).
+
+    Body k becomes link ``body{k}`` (or its name) hanging from joint
+    ``joint{k}`` (or the joint's name); the inertial frame is the link ``base``.
+    A multi-axis joint becomes a chain of 1-dof joints through massless links
+    ``<name>_axis<i>``, so it re-imports as several bodies.  Revolute joints are
+    written as ``revolute`` with wide limits, or ``continuous`` if asked.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(4, "tree", seed=0, joints="single")
+    >>> m2 = opalg.from_urdf(opalg.urdf.to_urdf(m))
+    >>> q = np.linspace(-1, 1, m.ndof)
+    >>> i = m.joint_dofs(m2.joint_names)          # q order of m2 (depth-first) in m
+    >>> bool(np.allclose(opalg.crba(m2, q[i]), opalg.crba(m, q)[np.ix_(i, i)]))
+    True
+    """
+    if model.symbolic:
+        raise ModelError("to_urdf needs a numeric model (this one has sympy entries)")
+    lines = [f'<robot name="{name}">', '  <link name="base"/>']
+    link = {-1: "base"}
+    for k in model.order:
+        jn = model.joints[k].name or f"joint{k}"
+        ln = model.names[k]
+        parent = link[model.parents[k]]
+        R, r = model.placements[k]
+        for i, (kind, axis) in enumerate(zip(model.joints[k].kinds, model.joints[k].axes)):
+            last = i == model.joints[k].ndof - 1
+            child = ln if last else f"{ln}_axis{i}"
+            jname = jn if model.joints[k].ndof == 1 else f"{jn}_{i}"
+            if last:
+                inr = model.inertias[k]
+                J = np.asarray(inr.I_com, dtype=float)
+                lines.append(
+                    f'  <link name="{child}"><inertial><origin xyz="{_num(inr.com)}" rpy="0 0 0"/>'
+                    f'<mass value="{_num(inr.mass)}"/><inertia ixx="{_num(J[0, 0])}" ixy="{_num(J[0, 1])}" '
+                    f'ixz="{_num(J[0, 2])}" iyy="{_num(J[1, 1])}" iyz="{_num(J[1, 2])}" izz="{_num(J[2, 2])}"/>'
+                    "</inertial></link>")
+            else:
+                lines.append(f'  <link name="{child}"/>')
+            urdf_kind = {"R": "continuous" if continuous else "revolute", "P": "prismatic"}[kind]
+            origin = (f'<origin xyz="{_num(r)}" rpy="{_num(matrix_to_rpy(R))}"/>' if i == 0
+                      else '<origin xyz="0 0 0" rpy="0 0 0"/>')
+            limit = "" if urdf_kind == "continuous" else \
+                '<limit lower="-1e6" upper="1e6" effort="1e6" velocity="1e6"/>'
+            lines.append(
+                f'  <joint name="{jname}" type="{urdf_kind}"><parent link="{parent}"/>'
+                f'<child link="{child}"/>{origin}<axis xyz="{_num(axis)}"/>{limit}</joint>')
+            parent = child
+        link[k] = ln
+    lines.append("</robot>")
+    return "\n".join(lines)
