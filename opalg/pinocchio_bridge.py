@@ -50,7 +50,7 @@ class PinocchioTwin:
     def q(self, q) -> np.ndarray:
         """opalg q (N,) -> Pinocchio configuration (nq,)."""
         q = np.asarray(q, dtype=float)
-        out = np.array(self.model.neutral(), dtype=float)
+        out = np.array(_pin().neutral(self.model), dtype=float)
         c = self.continuous
         out[self.q_idx[~c]] = q[~c]
         out[self.q_idx[c]] = np.cos(q[c])
