@@ -9,6 +9,7 @@ inertia into O(n) inward/outward passes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,8 +33,12 @@ class Articulated:
     D: list
     Dinv: list
     G: list
-    tau_bar: list
     kin: Kinematics
+
+    @cached_property
+    def tau_bar(self) -> list:
+        """τ̄(k) = I − G(k) H(k), formed only on request (ABA never needs it)."""
+        return [bk.eye(6, G) - bk.mm(G, bk.mT(S)) for G, S in zip(self.G, self.kin.S)]
 
 
 def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
@@ -62,26 +67,26 @@ def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
     kin = body_kinematics(model, q) if kin is None else kin
     n = model.n
     P = [model.I_spatial[k] + bk.zeros(kin.batch + (6, 6), model.I_spatial[k], q) for k in range(n)]
-    Pp, D, Dinv, G, tb = ([None] * n for _ in range(5))
+    Pp, D, Dinv, G = ([None] * n for _ in range(4))
     for k in reversed(model.order):
         S = kin.S[k]
-        U = P[k] @ S
-        D[k] = bk.mT(S) @ U
+        U = bk.mm(P[k], S)
+        D[k] = bk.mm(bk.mT(S), U)
         _check_pivot(model, k, D[k])
         Dinv[k] = bk.inv(D[k])
-        G[k] = U @ Dinv[k]
-        tb[k] = bk.eye(6, G[k]) - G[k] @ bk.mT(S)
-        Pp[k] = tb[k] @ P[k]
+        G[k] = bk.mm(U, Dinv[k])
+        # τ̄P = P − G H P = P − G U* (P symmetric): an outer product, not a 6x6 product.
+        Pp[k] = P[k] - bk.mm(G[k], bk.mT(U))
         p = model.parents[k]
         if p != -1:
             P[p] = P[p] + bk.mT(kin.Xup[k]) @ Pp[k] @ kin.Xup[k]
-    return Articulated(P, Pp, D, Dinv, G, tb, kin)
+    return Articulated(P, Pp, D, Dinv, G, kin)
 
 
 def _check_pivot(model: Model, k: int, D: np.ndarray) -> None:
     if D.dtype.kind != "f":
         return
-    ev = np.linalg.eigvalsh(D)
+    ev = D[..., 0, :] if D.shape[-1] == 1 else np.linalg.eigvalsh(D)
     if np.any(ev[..., 0] <= 1e-12 * np.maximum(1.0, np.abs(ev[..., -1]))):
         raise ModelError(
             f"body {k} ({model.names[k]}), joint {model.joint_names[k]}: articulated pivot D(k) "
@@ -107,16 +112,16 @@ def _passes(model: Model, art: Articulated, T: np.ndarray, a=None, b=None):
         if a is not None:
             zk = zk + col(bk.mv(art.P[k], a[k]) + b[k])
         for c in model.children[k]:
-            zk = zk + bk.mT(kin.Xup[c]) @ zp[c]
-        eps = T[..., model.dof_slice[k], :] - bk.mT(kin.S[k]) @ zk
-        nu[k] = art.Dinv[k] @ eps
-        z[k], zp[k] = zk, zk + art.G[k] @ eps
+            zk = zk + bk.mm(bk.mT(kin.Xup[c]), zp[c])
+        eps = T[..., model.dof_slice[k], :] - bk.mm(bk.mT(kin.S[k]), zk)
+        nu[k] = bk.mm(art.Dinv[k], eps)
+        z[k], zp[k] = zk, zk + bk.mm(art.G[k], eps)
     qdd, alpha = [None] * n, [None] * n
     for k in model.order:
         p = model.parents[k]
-        ap = bk.zeros(batch + (6, T.shape[-1]), T, art.P[k]) if p == -1 else kin.Xup[k] @ alpha[p]
-        qdd[k] = nu[k] - bk.mT(art.G[k]) @ ap
-        alpha[k] = ap + kin.S[k] @ qdd[k] + (0 if a is None else col(a[k]))
+        ap = bk.zeros(batch + (6, T.shape[-1]), T, art.P[k]) if p == -1 else bk.mm(kin.Xup[k], alpha[p])
+        qdd[k] = nu[k] - bk.mm(bk.mT(art.G[k]), ap)
+        alpha[k] = ap + bk.mm(kin.S[k], qdd[k]) + (0 if a is None else col(a[k]))
     return np.concatenate(qdd, -2), z, alpha
 
 

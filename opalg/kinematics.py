@@ -89,6 +89,26 @@ def joint_transform(joint, qk) -> tuple[np.ndarray, np.ndarray]:
     return X, S
 
 
+def up_transform(model: Model, k: int, qk) -> tuple[np.ndarray, np.ndarray]:
+    """``^kX_℘ = X_J(q_k) X_T(k)`` (..., 6, 6) and ``S`` of body k.
+
+    For a 1-dof joint the product is formed from its 3x3 parts (revolute:
+    ``E = R(q)^* R_T^*``, ``r = r_T``; prismatic: ``E = R_T^*``, ``r = r_T + R_T s q``)
+    and ``S`` is the constant axis (6, 1) — the batch code's hot path.
+    """
+    joint = model.joints[k]
+    if joint.ndof != 1:
+        XJ, S = joint_transform(joint, qk)
+        return XJ @ model.X_tree[k], S
+    R_T, r_T = model.placements[k]
+    axis, qi = joint.axes[0], qk[..., 0]
+    if joint.kinds[0] == "R":
+        E, r = bk.mT(rotation_about(axis, qi)) @ bk.mT(R_T), r_T
+    else:
+        E, r = bk.mT(R_T), r_T + qi[..., None] * (R_T @ axis)
+    return motion_transform(E, r), bk.mT(joint.motion_subspace_local())
+
+
 @dataclass
 class Kinematics:
     """Per-body arrays (lists indexed by body label) for one batched state."""
@@ -118,9 +138,7 @@ def body_kinematics(model: Model, q, qd=None, gravity: bool = True) -> Kinematic
     n = model.n
     Xup, S = [None] * n, [None] * n
     for k in range(n):
-        XJ, Sk = joint_transform(model.joints[k], q[..., model.dof_slice[k]])
-        Xup[k] = XJ @ model.X_tree[k]
-        S[k] = Sk
+        Xup[k], S[k] = up_transform(model, k, q[..., model.dof_slice[k]])
     kin = Kinematics(Xup, S, batch=batch)
     if qd is None:
         return kin

@@ -162,10 +162,11 @@ def motion_transform(E, r) -> np.ndarray:
     array([0., 0., 1., 0., 1., 0.])
     """
     E, r = bk.asarray(E), bk.asarray(r)
-    z = bk.zeros(np.broadcast_shapes(E.shape, r.shape[:-1] + (3, 3)), E, r)
-    E = np.broadcast_to(E, z.shape)
-    lower = -(E @ skew(r))
-    return np.concatenate([np.concatenate([E, z], -1), np.concatenate([lower, E], -1)], -2)
+    out = bk.zeros(np.broadcast_shapes(E.shape[:-2], r.shape[:-1]) + (6, 6), E, r)
+    out[..., :3, :3] = E
+    out[..., 3:, 3:] = E
+    out[..., 3:, :3] = -(E @ skew(r))
+    return out
 
 
 def rotation_about(axis, angle) -> np.ndarray:
