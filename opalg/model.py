@@ -107,12 +107,16 @@ class Joint:
 
     def motion_subspace_local(self) -> np.ndarray:
         """The axes as 6-vectors ``s_i`` (revolute ``[s;0]``, prismatic ``[0;s]``), shape (n_k, 6)."""
+        if getattr(self, "_s_local", None) is not None:
+            return self._s_local
         out = bk.zeros((self.ndof, 6), self.axes)
         for i, (k, a) in enumerate(zip(self.kinds, self.axes)):
             if k == "R":
                 out[i, :3] = a
             else:
                 out[i, 3:] = a
+        out.setflags(write=False)  # cached and shared: never modified in place
+        self._s_local = out
         return out
 
     def __repr__(self) -> str:

@@ -69,11 +69,12 @@ def crm(V) -> np.ndarray:
     return out
 
 
+_I1, _I2 = [1, 2, 0], [2, 0, 1]
+
+
 def _cross(a, b) -> np.ndarray:
-    # Component formula: np.cross spends most of its time normalizing axes.
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
+    # Cyclic-index formula: np.cross spends most of its time normalizing axes.
+    return a[..., _I1] * b[..., _I2] - a[..., _I2] * b[..., _I1]
 
 
 def cross_motion(V, u) -> np.ndarray:
