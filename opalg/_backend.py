@@ -92,6 +92,8 @@ def inv(A: np.ndarray) -> np.ndarray:
     matrix: the point of the operator algebra is that no large inverse is formed.
     """
     A = asarray(A)
+    if A.shape[-1] != A.shape[-2]:
+        raise ValueError(f"cannot invert non-square {A.shape[-2]}x{A.shape[-1]} blocks")
     if A.dtype != object:
         if A.shape[-1] == 1:
             return 1.0 / A

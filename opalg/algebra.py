@@ -102,7 +102,9 @@ class Operator:
         return Sum([self, other])
 
     def __sub__(self, other):
-        return Sum([self, Scaled(-1, other)])
+        if not isinstance(other, Operator):
+            raise TypeError(f"cannot subtract a {type(other).__name__} from an operator")
+        return Sum([self, Scaled(-1, other)], name=f"({self.name} - {other.name})")
 
     def __neg__(self):
         return Scaled(-1, self)
@@ -163,7 +165,14 @@ class BlockDiagonal(Operator):
 
     def inv(self):
         """Blockwise inverse (each block must be square and invertible)."""
-        return BlockDiagonal([bk.inv(b) for b in self.blocks], f"{self.name}^-1")
+        for k, b in enumerate(self.blocks):
+            if b.shape[-1] != b.shape[-2]:
+                raise ValueError(f"operator {self.name} has a non-square block {k} "
+                                 f"({b.shape[-2]}x{b.shape[-1]}): it has no inverse")
+        try:
+            return BlockDiagonal([bk.inv(b) for b in self.blocks], f"{self.name}^-1")
+        except np.linalg.LinAlgError:
+            raise ValueError(f"operator {self.name} has a singular block: it has no inverse") from None
 
 
 class EdgeOperator(Operator):
@@ -326,7 +335,7 @@ class Scaled(Operator):
 class Sum(Operator):
     """A + B + ...; all terms must map the same spaces."""
 
-    def __init__(self, terms: Sequence[Operator]):
+    def __init__(self, terms: Sequence[Operator], name: str | None = None):
         terms = list(terms)
         for t in terms:
             if not isinstance(t, Operator):
@@ -338,7 +347,7 @@ class Sum(Operator):
                 )
         self.terms = terms
         self.rows, self.cols = terms[0].rows, terms[0].cols
-        self.name = "(" + " + ".join(t.name for t in terms) + ")"
+        self.name = name or "(" + " + ".join(t.name for t in terms) + ")"
 
     def _likes(self):
         return [b for t in self.terms for b in t._likes()]
@@ -350,7 +359,7 @@ class Sum(Operator):
         return out
 
     def _transpose(self):
-        return Sum([t.T for t in self.terms])
+        return Sum([t.T for t in self.terms], name=f"{self.name}*")
 
 
 class Product(Operator):

@@ -67,7 +67,11 @@ def planar_arm(lengths, masses, inertias, com=None, inertia_about: str = "com",
         raise ValueError(f"inertia_about must be 'com' or 'joint', got {inertia_about!r}")
     n = len(lengths)
     if not (len(masses) == len(inertias) == n) or (com is not None and len(com) != n):
-        raise ValueError("lengths, masses, inertias (and com) must have the same length")
+        sizes = {"lengths": n, "masses": len(masses), "inertias": len(inertias)}
+        if com is not None:
+            sizes["com"] = len(com)
+        raise ValueError("planar_arm: lengths, masses, inertias (and com) must have the same length, "
+                         f"got {sizes}")
     com = [L / 2 for L in lengths] if com is None else list(com)
     joints, places, inert = [], [], []
     for k in range(n):
@@ -142,6 +146,8 @@ def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixe
         raise ValueError(f"topology must be 'chain' or 'tree', got {topology!r}")
     if joints not in ("mixed", "revolute", "single"):
         raise ValueError(f"joints must be 'mixed', 'revolute' or 'single', got {joints!r}")
+    if topology == "chain" and n_roots != 1:
+        raise ValueError(f"a chain has exactly one root; got n_roots={n_roots} (use topology='tree')")
     if n < 1 or (topology == "tree" and not 1 <= n_roots <= n):
         raise ValueError(f"need n >= 1 and 1 <= n_roots <= n (got n={n}, n_roots={n_roots})")
     rng = np.random.default_rng(seed)

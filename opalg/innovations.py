@@ -247,15 +247,24 @@ def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
     """(body, ^eX_k) from a frame spec ``(body, p)`` or ``(body, R, p)``."""
     try:
         body, *rest = frame
-        body = int(body)
+        R, p = (np.eye(3), rest[0]) if len(rest) == 1 else rest
     except (TypeError, ValueError):
         raise StateError(f"frame {frame!r}: expected (body, p) or (body, R, p)") from None
+    if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
+        raise StateError(f"frame {frame!r}: body index {body!r} is not an integer; "
+                         "expected (body, p) or (body, R, p)")
+    body = int(body)
     if not 0 <= body < model.n:
         raise StateError(f"frame on body {body}: no such body (model has {model.n})")
-    R, p = (np.eye(3), rest[0]) if len(rest) == 1 else rest
     R, p = bk.asarray(R), bk.asarray(p)
     if R.shape != (3, 3) or p.shape != (3,):
         raise StateError(f"frame on body {body}: R must be 3x3 and p a 3-vector")
+    if R.dtype != object:
+        if not np.all(np.isfinite(R)) or not np.allclose(R.T @ R, np.eye(3), atol=1e-9) \
+                or np.linalg.det(R) <= 0:
+            raise StateError(f"frame on body {body}: R is not a proper rotation matrix")
+    if p.dtype != object and not np.all(np.isfinite(p)):
+        raise StateError(f"frame on body {body}: origin p has non-finite entries {p}")
     return body, motion_transform(bk.mT(R), p)
 
 

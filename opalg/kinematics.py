@@ -44,6 +44,8 @@ def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarr
         a = bk.asarray(x)
     except (TypeError, ValueError) as e:
         raise StateError(f"{name}: cannot be read as an array ({e})") from None
+    if a.dtype.kind not in "fciuO":
+        raise StateError(f"{name} must be numeric (or sympy), got dtype {a.dtype}")
     if a.ndim == 0 or a.shape[-1] != size:
         raise StateError(
             f"{name} has shape {a.shape}, expected (..., {size}) for a model with N={model.ndof} dof"

@@ -67,14 +67,17 @@ class Joint:
     """
 
     def __init__(self, kind: str | Sequence[str], axis, name: str | None = None):
-        kinds = [kind] if isinstance(kind, str) else list(kind)
         label = f"joint {name!r}" if name else "joint"
         try:
+            kinds = [kind] if isinstance(kind, str) else list(kind)
             self.kinds = tuple(_KINDS[k.lower()] for k in kinds)
-        except (KeyError, AttributeError):
+        except (KeyError, AttributeError, TypeError):
             raise ModelError(
-                f"{label}: unsupported joint type in {kinds!r}; use 'revolute' or 'prismatic'"
+                f"{label}: unsupported joint type {kind!r}; use 'revolute' or 'prismatic' "
+                "(or a list of them for a multi-axis joint)"
             ) from None
+        if not self.kinds:
+            raise ModelError(f"{label}: a joint needs at least one axis")
         axes = bk.asarray(axis)
         if axes.ndim == 1:
             axes = axes[None, :]
@@ -87,13 +90,25 @@ class Joint:
         if num is not None:
             for i, a in enumerate(num):
                 nrm = float(np.linalg.norm(a))
-                if not np.isfinite(nrm) or nrm < _AXIS_TOL:
+                if not np.all(np.isfinite(a)):
+                    raise ModelError(f"{label}: axis {i} has non-finite entries {a}")
+                if nrm < _AXIS_TOL:
                     raise ModelError(f"{label}: axis {i} has zero length")
                 if abs(nrm - 1.0) > _AXIS_TOL:
                     raise ModelError(f"{label}: axis {i} is not a unit vector (norm {nrm:.6g})")
             axes = num
         self.axes = axes
         self.name = name
+        if num is not None and self.ndof > 1:
+            # Axes that are dependent at q = 0 make ℳ singular there; consecutive equal
+            # axes of one kind are dependent for every q.  (Configuration-dependent
+            # singularities such as gimbal lock are reported by the pivot check D(k).)
+            from .kinematics import joint_transform
+
+            S = joint_transform(self, np.zeros(self.ndof))[1]
+            if np.linalg.matrix_rank(S, tol=1e-9) < self.ndof:
+                raise ModelError(f"{label}: its axes are linearly dependent at q = 0 "
+                                 f"(kinds {''.join(self.kinds)}, axes {num.tolist()})")
 
     @property
     def ndof(self) -> int:
@@ -132,13 +147,42 @@ class Inertia:
     I_com: object
 
 
+def _parent_index(k: int, p) -> int:
+    """An integer parent index (floats only if integral, as from a numpy float array)."""
+    if isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
+        return int(p)
+    if isinstance(p, (float, np.floating)) and float(p).is_integer():
+        return int(p)
+    raise ModelError(f"body {k}: parent index {p!r} is not an integer")
+
+
+def _is_rotation(R: np.ndarray, tol: float = 1e-9) -> bool:
+    return bool(np.allclose(R.T @ R, np.eye(3), atol=tol) and np.linalg.det(R) > 0)
+
+
+def _as_inertia(k: int, name: str, spec) -> Inertia:
+    if isinstance(spec, Inertia):
+        return spec
+    try:
+        mass, com, I_com = spec
+    except (TypeError, ValueError):
+        raise ModelError(f"body {k} ({name}): inertia must be an Inertia or (mass, com, I_com), "
+                         f"got {spec!r}") from None
+    return Inertia(mass, com, I_com)
+
+
 def _is_massless(inertia: Inertia) -> bool:
     m, J = _numeric(inertia.mass), _numeric(inertia.I_com)
     return m is not None and J is not None and m == 0 and not np.any(J)
 
 
 def _check_inertia(k: int, name: str, inertia: Inertia, allow_massless: bool) -> None:
+    if bk.asarray(inertia.mass).shape != ():
+        raise ModelError(f"body {k} ({name}): mass must be a scalar, got {inertia.mass!r}")
     m = _numeric(inertia.mass)
+    if m is None and not bk.is_symbolic(inertia.mass):
+        raise ModelError(f"body {k} ({name}): mass must be a number or a sympy expression, "
+                         f"got {inertia.mass!r}")
     if allow_massless and _is_massless(inertia):
         return
     if m is not None and (not np.isfinite(m) or m <= 0):
@@ -147,12 +191,17 @@ def _check_inertia(k: int, name: str, inertia: Inertia, allow_massless: bool) ->
     c = bk.asarray(inertia.com)
     if c.shape != (3,):
         raise ModelError(f"body {k} ({name}): mass centre has shape {c.shape}, expected (3,)")
+    cn = _numeric(c)
+    if cn is not None and not np.all(np.isfinite(cn)):
+        raise ModelError(f"body {k} ({name}): mass centre has non-finite entries {cn}")
     J = bk.asarray(inertia.I_com)
     if J.shape != (3, 3):
         raise ModelError(f"body {k} ({name}): inertia tensor has shape {J.shape}, expected (3, 3)")
     Jn = _numeric(J)
     if Jn is None:
         return
+    if not np.all(np.isfinite(Jn)):
+        raise ModelError(f"body {k} ({name}): inertia tensor has non-finite entries")
     scale = max(1.0, float(np.abs(Jn).max()))
     if not np.allclose(Jn, Jn.T, atol=1e-12 * scale):
         raise ModelError(f"body {k} ({name}): inertia tensor is not symmetric")
@@ -245,7 +294,7 @@ class Model:
 
     def __init__(self, parents, joints, placements, inertias, gravity=(0.0, 0.0, -9.81), names=None,
                  allow_massless: bool = False):
-        parents = [int(p) for p in parents]
+        parents = [_parent_index(k, p) for k, p in enumerate(parents)]
         n = len(parents)
         self.names = tuple(names) if names is not None else tuple(f"body{k}" for k in range(n))
         for what, seq in (("joints", joints), ("placements", placements), ("inertias", inertias),
@@ -259,7 +308,7 @@ class Model:
         for k, j in enumerate(self.joints):
             if not isinstance(j, Joint):
                 raise ModelError(f"body {k} ({self.names[k]}): joint must be a Joint, got {type(j).__name__}")
-        self.inertias = tuple(i if isinstance(i, Inertia) else Inertia(*i) for i in inertias)
+        self.inertias = tuple(_as_inertia(k, self.names[k], i) for k, i in enumerate(inertias))
         for k, i in enumerate(self.inertias):
             _check_inertia(k, self.names[k], i, allow_massless)
         self.allow_massless = allow_massless
@@ -280,14 +329,19 @@ class Model:
             if R.shape != (3, 3) or r.shape != (3,):
                 raise ModelError(f"body {k} ({self.names[k]}): placement must be (3x3 rotation, 3-vector)")
             Rn = _numeric(R)
-            if Rn is not None and (not np.allclose(Rn.T @ Rn, np.eye(3), atol=1e-9)
-                                   or np.linalg.det(Rn) < 0):
+            if Rn is not None and (not np.all(np.isfinite(Rn)) or not _is_rotation(Rn)):
                 raise ModelError(f"body {k} ({self.names[k]}): placement rotation is not a proper rotation")
+            rn = _numeric(r)
+            if rn is not None and not np.all(np.isfinite(rn)):
+                raise ModelError(f"body {k} ({self.names[k]}): placement origin has non-finite entries {rn}")
             self.placements.append((R, r))
         self.placements = tuple(self.placements)
         g = bk.asarray(gravity)
         if g.shape != (3,):
             raise ModelError(f"gravity has shape {g.shape}, expected (3,)")
+        gn = _numeric(g)
+        if gn is not None and not np.all(np.isfinite(gn)):
+            raise ModelError(f"gravity has non-finite entries {gn}")
         self.gravity = g
         sizes = [j.ndof for j in self.joints]
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
