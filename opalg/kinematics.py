@@ -27,7 +27,7 @@ import numpy as np
 from . import _backend as bk
 from .errors import StateError
 from .model import Model
-from .spatial import cross_force, cross_motion, motion_transform, rotation_about
+from .spatial import cross_force, cross_motion, motion_transform, rotation_about, skew
 
 
 def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarray:
@@ -91,24 +91,63 @@ def joint_transform(joint, qk) -> tuple[np.ndarray, np.ndarray]:
     return X, S
 
 
+def _blk(C, r):
+    """[[C, 0], [-C r~, C]]: linear in C, so sums of coefficients commute with it."""
+    return motion_transform(C, r)
+
+
+def _up_coefficients(model: Model, k: int):
+    """Constant 6x6 matrices with ``^kX_℘(q) = X0 + sin q X1 + cos q X2`` (revolute)
+    or ``X0 + q X1`` (prismatic), cached on the model.
+
+    Revolute about unit s (S = s~): R(q)^* = I − sin q S + (1 − cos q) S², so
+    E = R(q)^* R_T^* = (I + S²)E_T − sin q S E_T − cos q S² E_T and r = r_T.
+    Prismatic: E = E_T and r = r_T + q R_T s, so −E r~ gains −q E_T (R_T s)~.
+    """
+    cache = model.__dict__.setdefault("_up_cache", {})
+    if k in cache:
+        return cache[k]
+    joint = model.joints[k]
+    R_T, r_T = model.placements[k]
+    E_T = bk.mT(R_T)
+    axis = joint.axes[0]
+    if joint.kinds[0] == "R":
+        S = skew(axis)
+        S2 = S @ S
+        coeffs = ("R", _blk(E_T + S2 @ E_T, r_T), _blk(-(S @ E_T), r_T), _blk(-(S2 @ E_T), r_T))
+    else:
+        X1 = bk.zeros((6, 6), E_T, axis)
+        X1[3:, :3] = -(E_T @ skew(R_T @ axis))
+        coeffs = ("P", _blk(E_T, r_T), X1)
+    cache[k] = coeffs
+    return coeffs
+
+
 def up_transform(model: Model, k: int, qk) -> tuple[np.ndarray, np.ndarray]:
     """``^kX_℘ = X_J(q_k) X_T(k)`` (..., 6, 6) and ``S`` of body k.
 
-    For a 1-dof joint the product is formed from its 3x3 parts (revolute:
-    ``E = R(q)^* R_T^*``, ``r = r_T``; prismatic: ``E = R_T^*``, ``r = r_T + R_T s q``)
-    and ``S`` is the constant axis (6, 1) — the batch code's hot path.
+    For a 1-dof joint the transform is a constant combination of (1, sin q, cos q)
+    or (1, q) (see :func:`_up_coefficients`) — two scalings and two sums per body,
+    the batch code's hot path — and ``S`` is the constant axis (6, 1).
     """
     joint = model.joints[k]
     if joint.ndof != 1:
         XJ, S = joint_transform(joint, qk)
         return XJ @ model.X_tree[k], S
-    R_T, r_T = model.placements[k]
-    axis, qi = joint.axes[0], qk[..., 0]
-    if joint.kinds[0] == "R":
-        E, r = bk.mT(rotation_about(axis, qi)) @ bk.mT(R_T), r_T
+    c = _up_coefficients(model, k)
+    qi = qk[..., 0]
+    S = bk.mT(joint.motion_subspace_local())
+    if qi.dtype.kind == "f" and all(x.dtype.kind == "f" for x in c[1:]):
+        # One small gemm, (…, 3) @ (3, 36): much faster than broadcasting sums of 6x6 arrays.
+        basis = [np.ones_like(qi)] + ([np.sin(qi), np.cos(qi)] if c[0] == "R" else [qi])
+        coef = np.stack([x.reshape(36) for x in c[1:]])
+        return (np.stack(basis, -1) @ coef).reshape(qi.shape + (6, 6)), S
+    qi = qi[..., None, None]
+    if c[0] == "R":
+        X = c[1] + bk.sin(qi) * c[2] + bk.cos(qi) * c[3]
     else:
-        E, r = bk.mT(R_T), r_T + qi[..., None] * (R_T @ axis)
-    return motion_transform(E, r), bk.mT(joint.motion_subspace_local())
+        X = c[1] + qi * c[2]
+    return X, S
 
 
 @dataclass

@@ -19,7 +19,9 @@ at the edge; inside opalg everything stays angular-first in body frames):
 * a link without ``<inertial>`` is massless, accepted only where the joint
   above it still moves mass (see :class:`opalg.Model` ``allow_massless``);
 * ``floating`` and ``planar`` joints, cycles, two roots and dangling link
-  names are errors naming the element.
+  names are errors naming the element;
+* ``<mimic>`` is ignored (the mimicking joint stays an independent dof, as in
+  Pinocchio's plain URDF parser); visuals, collisions and limits are not read.
 
 The XML is parsed with ``defusedxml`` (entity expansion and external
 references disabled).
@@ -210,31 +212,31 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81)) -> Model:
     # Depth-first from the root in document order: parents before children.
     bodies = []  # (name, joint, parent_body, placement (R, r), spatial inertia)
     link_frames = {roots[0]: (-1, np.eye(3), np.zeros(3))}
-    stack = [roots[0]]
-    seen = set()
+    # A stack of joints, so each subtree is numbered completely before its next sibling
+    # (pre-order, siblings in document order — the order Pinocchio's parser uses too).
+    stack = list(reversed(kids[roots[0]]))
+    seen = {roots[0]}
     while stack:
-        ln = stack.pop()
-        seen.add(ln)
-        for jname in reversed(kids[ln]):
-            el = joints[jname]
-            child = el.find("child").get("link")
-            body, Rb, pb = link_frames[ln]
-            jo = _origin(el, f"joint {jname!r}")
-            Rc, pc = _compose((Rb, pb), jo)
-            kind = el.get("type")
-            if kind == "fixed":
-                link_frames[child] = (body, Rc, pc)
-            else:
-                ax_el = el.find("axis")
-                axis = _floats(None if ax_el is None else ax_el.get("xyz"), 3,
-                               f"joint {jname!r} <axis xyz>", [1, 0, 0])
-                nrm = np.linalg.norm(axis)
-                if nrm < 1e-12:
-                    raise URDFError(f"joint {jname!r}: axis has zero length")
-                bodies.append([child, Joint(_MOVABLE[kind], axis / nrm, name=jname), body,
-                               (Rc, pc), np.zeros((6, 6))])
-                link_frames[child] = (len(bodies) - 1, np.eye(3), np.zeros(3))
-            stack.append(child)
+        jname = stack.pop()
+        el = joints[jname]
+        ln, child = el.find("parent").get("link"), el.find("child").get("link")
+        body, Rb, pb = link_frames[ln]
+        Rc, pc = _compose((Rb, pb), _origin(el, f"joint {jname!r}"))
+        kind = el.get("type")
+        if kind == "fixed":
+            link_frames[child] = (body, Rc, pc)
+        else:
+            ax_el = el.find("axis")
+            axis = _floats(None if ax_el is None else ax_el.get("xyz"), 3,
+                           f"joint {jname!r} <axis xyz>", [1, 0, 0])
+            nrm = np.linalg.norm(axis)
+            if nrm < 1e-12:
+                raise URDFError(f"joint {jname!r}: axis has zero length")
+            bodies.append([child, Joint(_MOVABLE[kind], axis / nrm, name=jname), body,
+                           (Rc, pc), np.zeros((6, 6))])
+            link_frames[child] = (len(bodies) - 1, np.eye(3), np.zeros(3))
+        seen.add(child)
+        stack.extend(reversed(kids[child]))
     unreached = set(links) - seen
     if unreached:
         # Each unreached link has exactly one parent joint, so walking up must loop.
@@ -254,15 +256,20 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81)) -> Model:
         bodies[body][4] = bodies[body][4] + X @ Ml @ X.T
     if not bodies:
         raise URDFError("URDF has no movable joints")
-    model = Model(
-        parents=[b[2] for b in bodies],
-        joints=[b[1] for b in bodies],
-        placements=[b[3] for b in bodies],
-        inertias=[inertia_from_spatial(b[4]) for b in bodies],
-        gravity=gravity,
-        names=[b[0] for b in bodies],
-        allow_massless=True,
-    )
+    try:
+        model = Model(
+            parents=[b[2] for b in bodies],
+            joints=[b[1] for b in bodies],
+            placements=[b[3] for b in bodies],
+            inertias=[inertia_from_spatial(b[4]) for b in bodies],
+            gravity=gravity,
+            names=[b[0] for b in bodies],
+            allow_massless=True,
+        )
+    except URDFError:
+        raise
+    except ModelError as e:  # e.g. a massless leaf link on a movable joint
+        raise URDFError(f"URDF describes an invalid model: {e}") from None
     model.link_frames = link_frames
     model.robot_name = root.get("name", "")
     return model
