@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import _backend as bk
-from .kinematics import body_kinematics, broadcast_batch, check_state
+from .kinematics import body_kinematics, broadcast_batch, check_state, chunked
 from .model import Model
 
 
+@chunked(3)
 def rnea(model: Model, q, qd, qdd, gravity: bool = True) -> np.ndarray:
     r"""Inverse dynamics ``T = ℳ(q) q̈ + C(q, q̇)`` by the recursive Newton–Euler algorithm.
 
@@ -61,6 +62,7 @@ def rnea(model: Model, q, qd, qdd, gravity: bool = True) -> np.ndarray:
     return np.concatenate([bk.mv(bk.mT(kin.S[k]), f[k]) for k in range(model.n)], -1)
 
 
+@chunked(2)
 def bias(model: Model, q, qd, gravity: bool = True) -> np.ndarray:
     r"""Bias forces ``C(q, q̇) = Hφ(Mφ*a + b)`` (Coriolis, centrifugal and gravity).
 
@@ -102,6 +104,7 @@ def composite_inertias(model: Model, q) -> tuple[list, list]:
     return R, kin
 
 
+@chunked(1)
 def crba(model: Model, q) -> np.ndarray:
     r"""Joint-space mass matrix ℳ(q) by the composite rigid body algorithm.
 

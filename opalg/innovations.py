@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import ModelError, StateError
-from .kinematics import Kinematics, body_kinematics, broadcast_batch, check_state
+from .kinematics import Kinematics, body_kinematics, broadcast_batch, check_state, chunked
 from .model import Model
 from .spatial import motion_transform
 
@@ -125,6 +125,7 @@ def _passes(model: Model, art: Articulated, T: np.ndarray, a=None, b=None):
     return np.concatenate(qdd, -2), z, alpha
 
 
+@chunked(3)
 def aba(model: Model, q, qd, tau, gravity: bool = True) -> np.ndarray:
     r"""Forward dynamics ``q̈ = ℳ⁻¹(T − C)`` by the articulated body algorithm.
 
@@ -164,6 +165,7 @@ def aba(model: Model, q, qd, tau, gravity: bool = True) -> np.ndarray:
     return qdd[..., 0]
 
 
+@chunked(1)
 def minv(model: Model, q) -> np.ndarray:
     r"""ℳ⁻¹ from the innovations inverse (E8), without a dense solve:
 
@@ -213,6 +215,7 @@ def upsilon(model: Model, q, art: Articulated | None = None) -> list:
     return Y
 
 
+@chunked(1)
 def minv_diag(model: Model, q) -> list:
     r"""Diagonal blocks of ℳ⁻¹ in O(n) (F6):
 
@@ -268,6 +271,7 @@ def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
     return body, motion_transform(bk.mT(R), p)
 
 
+@chunked(1)
 def frame_jacobian(model: Model, q, frame) -> np.ndarray:
     r"""Spatial Jacobian of a body-fixed frame e, in e coordinates: ``J = B* φ* H*`` ([C8]).
 
@@ -295,6 +299,7 @@ def frame_jacobian(model: Model, q, frame) -> np.ndarray:
     return J
 
 
+@chunked(1)
 def lambda_inv(model: Model, q, frames) -> np.ndarray:
     r"""Inverse operational-space inertia Λ⁻¹ = J ℳ⁻¹ J* of body-fixed frames, in O(n).
 

@@ -20,6 +20,8 @@ axis i), so ``S`` depends on q and its apparent derivative gives
 
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,6 +56,51 @@ def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarr
         bad = np.argwhere(~np.isfinite(a))[0]
         raise StateError(f"{name} has a non-finite entry at index {tuple(int(i) for i in bad)}")
     return a
+
+
+#: States per pass of a batched recursion.  Arrays of (1024, 6, 6) doubles (288 KiB)
+#: stay in cache and in malloc's reuse pool; one pass over 10,000 states is ~1.5x slower
+#: per state, mostly from page faults on fresh multi-megabyte temporaries
+#: (measured with benchmarks/bench_pinocchio.py).
+CHUNK = 1024
+
+
+def chunked(n_states: int):
+    """Run a batched numeric recursion over chunks of at most :data:`CHUNK` states.
+
+    The first ``n_states`` positional arguments after the model are joint-space
+    arrays (..., N); they are validated whole (so error messages give indices in
+    the caller's array), broadcast, flattened and fed in chunks; outputs (arrays,
+    or lists of arrays) are reassembled with the caller's batch shape.  Symbolic
+    and small inputs go straight through.
+    """
+    def deco(fn):
+        names = list(inspect.signature(fn).parameters)[1:1 + n_states]
+
+        @functools.wraps(fn)
+        def wrapper(model, *args, **kw):
+            states, rest = args[:n_states], args[n_states:]
+            if len(states) < n_states:
+                return fn(model, *args, **kw)
+            arrs = [check_state(model, s, nm) for s, nm in zip(states, names)]
+            batch = broadcast_batch(model, **dict(zip(names, arrs)))
+            size = int(np.prod(batch, dtype=int))
+            if size <= CHUNK or any(a.dtype.kind != "f" for a in arrs):
+                return fn(model, *arrs, *rest, **kw)
+            flat = [np.broadcast_to(a, batch + a.shape[-1:]).reshape(size, a.shape[-1]) for a in arrs]
+            parts = [fn(model, *[f[i:i + CHUNK] for f in flat], *rest, **kw) for i in range(0, size, CHUNK)]
+
+            def join(pieces):
+                out = np.concatenate(pieces, 0)
+                return out.reshape(batch + out.shape[1:])
+
+            if isinstance(parts[0], list):
+                return [join([p[j] for p in parts]) for j in range(len(parts[0]))]
+            return join(parts)
+
+        return wrapper
+
+    return deco
 
 
 def broadcast_batch(model: Model, **arrays) -> tuple:
