@@ -1,8 +1,10 @@
 #!/usr/bin/env python
 """opalg batched recursions against Pinocchio called in a Python loop, in one run.
 
-For the Franka Panda (from example-robot-data; 7 arm joints + 2 finger joints =
-9 dof) and random revolute chains n = 3..64, this prints the time per state of
+For the Franka Panda arm (example-robot-data's panda.urdf with the two finger
+joints locked: 7 dof; both libraries parse the same URDF, Pinocchio's side
+reduced with buildReducedModel) and random revolute chains n = 3..64, this
+prints the time per state of
 
 * opalg with a batch of B states (one call, numpy broadcasting over the batch),
 * Pinocchio (C++) called once per state from a Python loop over the same states,
@@ -23,14 +25,22 @@ import numpy as np
 import pinocchio as pin
 
 import opalg
-from opalg.pinocchio_bridge import to_pinocchio, twin_from_urdf
+from opalg.pinocchio_bridge import to_pinocchio, twin_from_pin
+
+
+FINGERS = ("panda_finger_joint1", "panda_finger_joint2")
 
 
 def panda():
+    """The 7-dof Panda arm as an opalg model and its Pinocchio twin."""
     for f in md.files("example-robot-data") or []:
         if f.name == "panda.urdf":
             path = str(f.locate())
-            return opalg.from_urdf(path), open(path).read()
+            model = opalg.from_urdf(path, locked=FINGERS)
+            full = pin.buildModelFromUrdf(path)
+            reduced = pin.buildReducedModel(full, [full.getJointId(j) for j in FINGERS], pin.neutral(full))
+            reduced.gravity.linear = np.asarray(model.gravity, dtype=float)
+            return model, twin_from_pin(model, reduced)
     raise SystemExit("example-robot-data's panda.urdf not found (pip install 'opalg[oracle]')")
 
 
@@ -76,13 +86,12 @@ def main() -> None:
     cases = [("panda", *panda())]
     for n in ((3, 7, 16) if args.quick else (3, 7, 16, 32, 64)):
         m = opalg.random_model(n, "chain", seed=n, joints="revolute")
-        cases.append((f"chain{n}", m, None))
+        cases.append((f"chain{n}", m, to_pinocchio(m)))
     t0 = time.perf_counter()
     print(f"time per state [us]; opalg batched over B={args.batch} states vs Pinocchio in a Python loop")
     print(f"{'model':>8} {'N':>3} {'algo':>5} {'opalg':>8} {'pin':>8} {'ratio':>6}"
           f" | single call [us]: {'opalg':>8} {'pin':>8}")
-    for label, model, urdf in cases:
-        twin = twin_from_urdf(model, urdf) if urdf else to_pinocchio(model)
+    for label, model, twin in cases:
         row = bench(model, twin, args.batch, repeat, rng)
         for name, (tb, tl, t1, tp1) in row.items():
             print(f"{label:>8} {model.ndof:>3} {name:>5} {tb * 1e6:8.2f} {tl * 1e6:8.2f} {tb / tl:6.2f}"

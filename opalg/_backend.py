@@ -109,14 +109,24 @@ def mT(A: np.ndarray) -> np.ndarray:
     return np.swapaxes(A, -1, -2)
 
 
+def _right_const(A: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """A (..., i, j) @ C (j, k) as one BLAS call on the flattened batch."""
+    return (A.reshape(-1, A.shape[-1]) @ C).reshape(A.shape[:-1] + C.shape[-1:])
+
+
 def mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Batched A @ B for the small trailing matrices of the recursions.
 
-    An inner size of 1 (outer products of 1-dof joints) is a broadcast
-    multiply, and a single right-hand column uses einsum: both avoid numpy's
-    slow small-matrix matmul loop on large batches.
+    numpy's stacked matmul loops over tiny matrices slowly, so for float arrays
+    a constant (unbatched) factor is applied as one BLAS call on the flattened
+    batch, an inner size of 1 (outer products of 1-dof joints) is a broadcast
+    multiply, and a single right-hand column uses einsum.
     """
     if A.dtype.kind == "f" and B.dtype.kind == "f":
+        if B.ndim == 2 and A.ndim > 2:
+            return _right_const(A, B)
+        if A.ndim == 2 and B.ndim > 2:
+            return np.swapaxes(_right_const(np.swapaxes(B, -1, -2), A.T), -1, -2)
         if A.shape[-1] == 1:
             return A * B
         if B.shape[-1] == 1:
@@ -127,6 +137,10 @@ def mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 def mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Batched matrix-vector product A @ x over leading axes."""
     if A.dtype.kind == "f" and x.dtype.kind == "f":
+        if A.ndim == 2:  # constant matrix, batch of vectors: one gemm
+            return x @ A.T
+        if x.ndim == 1:  # batch of matrices, constant vector: one gemv
+            return (A.reshape(-1, A.shape[-1]) @ x).reshape(A.shape[:-1])
         # einsum beats matmul with a trailing unit axis by ~30% on large batches.
         return np.einsum("...ij,...j->...i", A, x)
     return (A @ x[..., None])[..., 0]

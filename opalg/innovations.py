@@ -66,7 +66,8 @@ def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
     q = check_state(model, q, "q")
     kin = body_kinematics(model, q) if kin is None else kin
     n = model.n
-    P = [model.I_spatial[k] + bk.zeros(kin.batch + (6, 6), model.I_spatial[k], q) for k in range(n)]
+    # Read-only broadcast views: P(k) starts as M(k) for every state without a copy.
+    P = [np.broadcast_to(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
     Pp, D, Dinv, G = ([None] * n for _ in range(4))
     for k in reversed(model.order):
         S = kin.S[k]
@@ -108,9 +109,10 @@ def _passes(model: Model, art: Articulated, T: np.ndarray, a=None, b=None):
     z, zp, nu = [None] * n, [None] * n, [None] * n
     batch = np.broadcast_shapes(T.shape[:-2], kin.batch)
     for k in reversed(model.order):
-        zk = bk.zeros(batch + (6, T.shape[-1]), T, art.P[k])
         if a is not None:
-            zk = zk + col(bk.mv(art.P[k], a[k]) + b[k])
+            zk = col(bk.mv(art.P[k], a[k]) + b[k])
+        else:
+            zk = bk.zeros(batch + (6, T.shape[-1]), T, art.P[k])
         for c in model.children[k]:
             zk = zk + bk.mm(bk.mT(kin.Xup[c]), zp[c])
         eps = T[..., model.dof_slice[k], :] - bk.mm(bk.mT(kin.S[k]), zk)

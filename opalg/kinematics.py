@@ -237,14 +237,19 @@ def body_kinematics(model: Model, q, qd=None, gravity: bool = True) -> Kinematic
         a0 = a0 + np.concatenate([bk.zeros((3,), model.gravity), -model.gravity])
     for k in model.order:
         p = model.parents[k]
-        vJ_cols = [S[k][..., :, i] * qd[..., model.dof_slice[k]][..., i:i + 1] for i in range(S[k].shape[-1])]
-        vJ = sum(vJ_cols[1:], vJ_cols[0])
-        cJ = bk.zeros(batch + (6,), *dtype_like)
-        for i in range(len(vJ_cols)):
-            for j in range(i + 1, len(vJ_cols)):
-                cJ = cJ + cross_motion(vJ_cols[i], vJ_cols[j])
+        qdk = qd[..., model.dof_slice[k]]
+        if model.joints[k].ndof == 1:  # constant axis (6, 1): vJ = s q̇, and c_J = 0
+            vJ = S[k][:, 0] * qdk
+            cJ = 0
+        else:
+            vJ_cols = [S[k][..., :, i] * qdk[..., i:i + 1] for i in range(S[k].shape[-1])]
+            vJ = sum(vJ_cols[1:], vJ_cols[0])
+            cJ = 0
+            for i in range(len(vJ_cols)):
+                for j in range(i + 1, len(vJ_cols)):
+                    cJ = cJ + cross_motion(vJ_cols[i], vJ_cols[j])
         if p == -1:
-            V[k] = vJ + bk.zeros(batch + (6,), *dtype_like)
+            V[k] = np.broadcast_to(vJ, batch + (6,))
             a[k] = cross_motion(V[k], vJ) + cJ + bk.mv(Xup[k], a0)
         else:
             V[k] = bk.mv(Xup[k], V[p]) + vJ

@@ -80,9 +80,17 @@ def motion_to_opalg(x) -> np.ndarray:
 
 def twin_from_urdf(model: Model, urdf: str, gravity: bool = True) -> PinocchioTwin:
     """Pinocchio model parsed from ``urdf`` (the same mechanism as ``model``)."""
-    pin = _pin()
-    pm = pin.buildModelFromXML(urdf)
+    pm = _pin().buildModelFromXML(urdf)
     pm.gravity.linear = np.asarray(model.gravity, dtype=float) if gravity else np.zeros(3)
+    return twin_from_pin(model, pm)
+
+
+def twin_from_pin(model: Model, pm) -> PinocchioTwin:
+    """Pair an opalg model with a Pinocchio model of the same mechanism, by joint name.
+
+    Multi-axis opalg joint ``j`` is matched with Pinocchio joints ``j_0, j_1, ...``
+    (the names :func:`opalg.urdf.to_urdf` writes).  Gravity is left as ``pm`` has it.
+    """
     names = []
     for k, j in enumerate(model.joints):
         jn = j.name or f"joint{k}"

@@ -70,6 +70,9 @@ def crm(V) -> np.ndarray:
 
 
 _I1, _I2 = [1, 2, 0], [2, 0, 1]
+# Index maps for w x (both 3-vector halves of a 6-vector) in one elementwise pass.
+_W1, _W2 = [1, 2, 0, 1, 2, 0], [2, 0, 1, 2, 0, 1]
+_U1, _U2 = [1, 2, 0, 4, 5, 3], [2, 0, 1, 5, 3, 4]
 
 
 def _cross(a, b) -> np.ndarray:
@@ -89,9 +92,10 @@ def cross_motion(V, u) -> np.ndarray:
     True
     """
     V, u = bk.asarray(V), bk.asarray(u)
-    w = V[..., :3]
-    return np.concatenate([_cross(w, u[..., :3]),
-                           _cross(w, u[..., 3:]) + _cross(V[..., 3:], u[..., :3])], -1)
+    # w x [u_w; u_v] in one pass over 6 components, then v x u_w on the lower half.
+    out = V[..., _W1] * u[..., _U2] - V[..., _W2] * u[..., _U1]
+    out[..., 3:] += _cross(V[..., 3:], u[..., :3])
+    return out
 
 
 def cross_force(V, f) -> np.ndarray:
@@ -106,9 +110,9 @@ def cross_force(V, f) -> np.ndarray:
     True
     """
     V, f = bk.asarray(V), bk.asarray(f)
-    w = V[..., :3]
-    return np.concatenate([_cross(w, f[..., :3]) + _cross(V[..., 3:], f[..., 3:]),
-                           _cross(w, f[..., 3:])], -1)
+    out = V[..., _W1] * f[..., _U2] - V[..., _W2] * f[..., _U1]
+    out[..., :3] += _cross(V[..., 3:], f[..., 3:])
+    return out
 
 
 def crf(V) -> np.ndarray:

@@ -129,7 +129,7 @@ def _parse(source) -> "ET.Element":
     return root
 
 
-def from_urdf(source, gravity=(0.0, 0.0, -9.81)) -> Model:
+def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
     """Build a :class:`opalg.Model` from a URDF file path or XML string.
 
     Parameters
@@ -137,6 +137,9 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81)) -> Model:
     source : str or path-like
         A file path, or the XML text itself (a string starting with ``<``).
     gravity : array_like, shape (3,)
+    locked : sequence of str
+        Movable joints to weld at q = 0 (like Pinocchio's ``buildReducedModel``),
+        e.g. the two finger joints of the Franka Panda to get its 7-dof arm.
 
     Returns
     -------
@@ -200,6 +203,11 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81)) -> Model:
                             f"({child_of[child]!r} and {name!r}): URDF trees cannot close loops")
         child_of[child] = name
         joints[name] = el
+    for jn in locked:
+        if jn not in joints:
+            raise URDFError(f"locked joint {jn!r} does not exist")
+        if joints[jn].get("type") == "fixed":
+            raise URDFError(f"locked joint {jn!r} is already fixed")
     roots = [ln for ln in links if ln not in child_of]
     if len(roots) != 1:
         if not roots:
@@ -223,7 +231,7 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81)) -> Model:
         body, Rb, pb = link_frames[ln]
         Rc, pc = _compose((Rb, pb), _origin(el, f"joint {jname!r}"))
         kind = el.get("type")
-        if kind == "fixed":
+        if kind == "fixed" or jname in locked:
             link_frames[child] = (body, Rc, pc)
         else:
             ax_el = el.find("axis")
