@@ -401,6 +401,25 @@ def test_real_robot_frames(name):
         compare_frames(name, model, tw, q, links, [pair] if pair else [])
 
 
+def test_locked_joints_match_pinocchio_reduced_model():
+    """from_urdf(locked=...) (the 7-dof Panda arm) equals Pinocchio's buildReducedModel."""
+    path = robot_urdf_path("panda.urdf")
+    fingers = ("panda_finger_joint1", "panda_finger_joint2")
+    model = opalg.from_urdf(path, locked=fingers)
+    assert model.ndof == 7 and not set(fingers) & set(model.joint_names)
+    full = pin.buildModelFromUrdf(path)
+    reduced = pin.buildReducedModel(full, [full.getJointId(j) for j in fingers], pin.neutral(full))
+    reduced.gravity.linear = np.array([0.0, 0.0, -9.81])
+    tw = opalg.pinocchio_bridge.twin_from_pin(model, reduced)
+    for i, (q, qd, qdd) in enumerate(_states(model, 13, 3)):
+        compare_dynamics("panda-7dof", model, tw, q, qd, qdd, gravity=True, tau_seed=i)
+    # The welded fingers keep their mass: the subtree of the first joint weighs the same.
+    free = opalg.from_urdf(path)
+    m_locked = opalg.composite_inertias(model, np.zeros(7))[0][0][5, 5]
+    m_free = opalg.composite_inertias(free, np.zeros(9))[0][0][5, 5]
+    assert abs(m_locked - m_free) <= 1e-12 * m_free
+
+
 def test_real_robot_topology():
     """The robots have the expected numbers of joints and Talos/Solo12 really branch."""
     expected = {"panda": 9, "ur5": 6, "solo12": 12, "talos": 32}

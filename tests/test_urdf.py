@@ -318,3 +318,9 @@ def test_file_not_found(tmp_path):
     missing = tmp_path / "no_such_robot.urdf"
     with pytest.raises(opalg.URDFError, match=r"URDF file not found: .*no_such_robot\.urdf"):
         opalg.from_urdf(str(missing))
+
+
+def test_locked_joint_errors():
+    """locked= names must be existing movable joints."""
+    with pytest.raises(opalg.URDFError, match=r"locked joint 'nope' does not exist"):
+        opalg.from_urdf(BRANCHED_PRISMATIC, locked=["nope"])
