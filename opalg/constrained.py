@@ -131,6 +131,14 @@ def conditioning(M: np.ndarray, B: np.ndarray, Z: np.ndarray) -> float:
     return float(sv[-1] / sv[0]) if sv[0] > 0 else 0.0
 
 
+def _check_feasible(M, B, Z, what: str) -> None:
+    kappa = conditioning(M, B, Z)
+    if kappa < SINGULAR_TOL:
+        raise InfeasibleDirections(
+            f"{what} is singular: σ_min/σ_max of B M⁻¹ Zᵀ = {kappa:.3g} < {SINGULAR_TOL:g} "
+            "(the row spaces of CᵀM and B intersect)")
+
+
 @dataclass
 class Solution:
     """Accelerations ``ydot`` and applied force magnitudes ``v`` (τ = Zᵀ v)."""
@@ -139,8 +147,11 @@ class Solution:
     v: np.ndarray
 
 
-def solve_augmented(M, Q, F, B, h, Z) -> Solution:
+def solve_augmented(M, Q, F, B, h, Z, check: bool = True) -> Solution:
     r"""Solve ``[[M, −Zᵀ], [B, 0]] [ẏ; v] = [F − Q; h]`` (Ider eq. 17, sign as in the module).
+
+    ``check=False`` skips the feasibility measure (for integrators that watch it
+    with an event instead); an exactly singular matrix still raises.
 
     Raises
     ------
@@ -159,13 +170,13 @@ def solve_augmented(M, Q, F, B, h, Z) -> Solution:
     """
     M, B, Z = np.asarray(M, float), np.asarray(B, float), np.asarray(Z, float)
     c, n = B.shape
-    kappa = conditioning(M, B, Z)
-    if kappa < SINGULAR_TOL:
-        raise InfeasibleDirections(
-            f"augmented matrix is singular: σ_min/σ_max of B M⁻¹ Zᵀ = {kappa:.3g} "
-            "(the row spaces of CᵀM and B intersect)")
+    if check:
+        _check_feasible(M, B, Z, "augmented matrix")
     K = np.block([[M, -Z.T], [B, np.zeros((c, c))]])
-    x = np.linalg.solve(K, np.concatenate([np.asarray(F, float) - Q, h]))
+    try:
+        x = np.linalg.solve(K, np.concatenate([np.asarray(F, float) - Q, h]))
+    except np.linalg.LinAlgError:
+        raise InfeasibleDirections("augmented matrix is exactly singular") from None
     return Solution(x[:n], x[n:])
 
 
@@ -174,7 +185,7 @@ def null_complement(Z: np.ndarray) -> np.ndarray:
     return scipy.linalg.null_space(np.asarray(Z, float))
 
 
-def solve_reduced(M, Q, F, B, h, Z) -> Solution:
+def solve_reduced(M, Q, F, B, h, Z, check: bool = True) -> Solution:
     r"""Solve ``[CᵀM; B] ẏ = [Cᵀ(F − Q); h]``, ``v = (Z Zᵀ)⁻¹ Z (M ẏ + Q − F)`` (eqs. 18–19).
 
     ``C`` spans the null space of ``Z``; premultiplying ``M ẏ + Q = F + Zᵀv`` by
@@ -191,11 +202,12 @@ def solve_reduced(M, Q, F, B, h, Z) -> Solution:
     """
     M, B, Z = np.asarray(M, float), np.asarray(B, float), np.asarray(Z, float)
     F, Q, h = np.asarray(F, float), np.asarray(Q, float), np.asarray(h, float)
-    kappa = conditioning(M, B, Z)
-    if kappa < SINGULAR_TOL:
-        raise InfeasibleDirections(
-            f"reduced system is singular: σ_min/σ_max of B M⁻¹ Zᵀ = {kappa:.3g}")
+    if check:
+        _check_feasible(M, B, Z, "reduced system")
     C = null_complement(Z)
-    ydot = np.linalg.solve(np.vstack([C.T @ M, B]), np.concatenate([C.T @ (F - Q), h]))
+    try:
+        ydot = np.linalg.solve(np.vstack([C.T @ M, B]), np.concatenate([C.T @ (F - Q), h]))
+    except np.linalg.LinAlgError:
+        raise InfeasibleDirections("reduced system is exactly singular") from None
     v = np.linalg.solve(Z @ Z.T, Z @ (M @ ydot + Q - F))
     return Solution(ydot, v)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _backend as bk
-from .kinematics import body_kinematics, broadcast_batch, check_state, chunked
+from .kinematics import body_kinematics, chunked
 from .model import Model
 
 
@@ -44,11 +44,7 @@ def rnea(model: Model, q, qd, qdd, gravity: bool = True) -> np.ndarray:
     >>> bool(np.allclose(opalg.rnea(m, q, qd, qdd), opalg.bias(m, q, qd)))
     True
     """
-    q = check_state(model, q, "q")
-    qd = check_state(model, qd, "qd")
-    qdd = check_state(model, qdd, "qdd")
-    broadcast_batch(model, q=q, qd=qd, qdd=qdd)
-    kin = body_kinematics(model, q, qd, gravity)
+    kin = body_kinematics(model, q, qd, gravity, validate=False)
     alpha, f = [None] * model.n, [None] * model.n
     for k in model.order:
         p = model.parents[k]
@@ -75,12 +71,10 @@ def bias(model: Model, q, qd, gravity: bool = True) -> np.ndarray:
     >>> float(opalg.bias(arm, [0.0], [0.0])[0])            # m g L/2
     9.81
     """
-    q = check_state(model, q, "q")
-    qd = check_state(model, qd, "qd")
-    return rnea(model, q, qd, bk.zeros(qd.shape, qd, q), gravity)
+    return rnea.__wrapped__(model, q, qd, bk.zeros(qd.shape, qd, q), gravity)
 
 
-def composite_inertias(model: Model, q) -> tuple[list, list]:
+def composite_inertias(model: Model, q, validate: bool = True) -> tuple[list, list]:
     """Composite-body inertias ``R(k)`` (D1: R = M + ℰφ R ℰφ*) and the kinematics used.
 
     Returns ``(R, kin)`` with ``R`` a list of (..., 6, 6) arrays.  R(k) is the
@@ -94,7 +88,7 @@ def composite_inertias(model: Model, q) -> tuple[list, list]:
     >>> float(R[0][5, 5])   # total mass of the arm
     3.0
     """
-    kin = body_kinematics(model, q)
+    kin = body_kinematics(model, q, validate=validate)
     batch = kin.batch
     R = [model.I_spatial[k] + bk.zeros(batch + (6, 6), model.I_spatial[k], q) for k in range(model.n)]
     for k in reversed(model.order):
@@ -129,8 +123,7 @@ def crba(model: Model, q) -> np.ndarray:
     >>> bool(np.allclose(Mq, Mq.T)), bool(np.all(np.linalg.eigvalsh(Mq) > 0))
     (True, True)
     """
-    q = check_state(model, q, "q")
-    R, kin = composite_inertias(model, q)
+    R, kin = composite_inertias(model, q, validate=False)
     N = model.ndof
     out = bk.zeros(kin.batch + (N, N), q, *R)
     for j in range(model.n):

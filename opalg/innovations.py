@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import ModelError, StateError
-from .kinematics import Kinematics, body_kinematics, broadcast_batch, check_state, chunked
+from .kinematics import Kinematics, body_kinematics, check_state, chunked
 from .model import Model
 from .spatial import motion_transform
 
@@ -63,8 +63,9 @@ def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
     >>> bool(np.allclose(art.tau_bar[0] @ art.tau_bar[0], art.tau_bar[0]))
     True
     """
-    q = check_state(model, q, "q")
-    kin = body_kinematics(model, q) if kin is None else kin
+    if kin is None:
+        q = check_state(model, q, "q")
+        kin = body_kinematics(model, q, validate=False)
     n = model.n
     # Read-only broadcast views: P(k) starts as M(k) for every state without a copy.
     P = [np.broadcast_to(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
@@ -157,11 +158,7 @@ def aba(model: Model, q, qd, tau, gravity: bool = True) -> np.ndarray:
     >>> bool(np.allclose(opalg.aba(m, q, qd, opalg.rnea(m, q, qd, qdd)), qdd))
     True
     """
-    q = check_state(model, q, "q")
-    qd = check_state(model, qd, "qd")
-    tau = check_state(model, tau, "tau")
-    broadcast_batch(model, q=q, qd=qd, tau=tau)
-    kin = body_kinematics(model, q, qd, gravity)
+    kin = body_kinematics(model, q, qd, gravity, validate=False)
     art = articulated(model, q, kin)
     qdd, _, _ = _passes(model, art, tau[..., None], kin.a, kin.b)
     return qdd[..., 0]
@@ -183,8 +180,7 @@ def minv(model: Model, q) -> np.ndarray:
     >>> bool(np.allclose(opalg.minv(m, q) @ opalg.crba(m, q), np.eye(m.ndof)))
     True
     """
-    q = check_state(model, q, "q")
-    art = articulated(model, q)
+    art = articulated(model, q, body_kinematics(model, q, validate=False))
     return _passes(model, art, bk.eye(model.ndof, q, *art.P))[0]
 
 
@@ -234,8 +230,7 @@ def minv_diag(model: Model, q) -> list:
     >>> bool(np.allclose(d, np.diag(np.linalg.inv(opalg.crba(m, q)))))
     True
     """
-    q = check_state(model, q, "q")
-    art = articulated(model, q)
+    art = articulated(model, q, body_kinematics(model, q, validate=False))
     Y = upsilon(model, q, art)
     out = []
     for k in range(model.n):
@@ -289,9 +284,8 @@ def frame_jacobian(model: Model, q, frame) -> np.ndarray:
     array([[1., 1.],
            [2., 1.]])
     """
-    q = check_state(model, q, "q")
     body, Xe = _frame_X(model, frame)
-    kin = body_kinematics(model, q)
+    kin = body_kinematics(model, q, validate=False)
     J = bk.zeros(kin.batch + (6, model.ndof), q, Xe)
     X, k = Xe, body
     while k != -1:
@@ -330,9 +324,8 @@ def lambda_inv(model: Model, q, frames) -> np.ndarray:
     >>> bool(np.allclose(opalg.lambda_inv(m, q, fr), J @ np.linalg.solve(opalg.crba(m, q), J.T)))
     True
     """
-    q = check_state(model, q, "q")
     specs = [_frame_X(model, f) for f in frames]
-    art = articulated(model, q)
+    art = articulated(model, q, body_kinematics(model, q, validate=False))
     Y = upsilon(model, q, art)
     kin = art.kin
     psi_up = {k: bk.mT(kin.Xup[k]) @ art.tau_bar[k] for k in range(model.n)}

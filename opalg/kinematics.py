@@ -68,27 +68,29 @@ CHUNK = 1024
 def chunked(n_states: int):
     """Run a batched numeric recursion over chunks of at most :data:`CHUNK` states.
 
-    The first ``n_states`` positional arguments after the model are joint-space
-    arrays (..., N); they are validated whole (so error messages give indices in
-    the caller's array), broadcast, flattened and fed in chunks; outputs (arrays,
-    or lists of arrays) are reassembled with the caller's batch shape.  Symbolic
-    and small inputs go straight through.
+    The first ``n_states`` parameters after the model are joint-space arrays
+    (..., N); they are validated here, whole (so error messages give indices in
+    the caller's array) — the decorated function receives checked arrays and
+    need not validate again — then broadcast, flattened and fed in chunks;
+    outputs (arrays, or lists of arrays) are reassembled with the caller's batch
+    shape.  Symbolic and small inputs go straight through.
     """
     def deco(fn):
-        names = list(inspect.signature(fn).parameters)[1:1 + n_states]
+        sig = inspect.signature(fn)
+        names = list(sig.parameters)[1:1 + n_states]
 
         @functools.wraps(fn)
         def wrapper(model, *args, **kw):
-            states, rest = args[:n_states], args[n_states:]
-            if len(states) < n_states:
-                return fn(model, *args, **kw)
-            arrs = [check_state(model, s, nm) for s, nm in zip(states, names)]
+            bound = sig.bind(model, *args, **kw)
+            bound.apply_defaults()
+            arrs = [check_state(model, bound.arguments[nm], nm) for nm in names]
             batch = broadcast_batch(model, **dict(zip(names, arrs)))
+            rest = [bound.arguments[nm] for nm in list(sig.parameters)[1 + n_states:]]
             size = int(np.prod(batch, dtype=int))
             if size <= CHUNK or any(a.dtype.kind != "f" for a in arrs):
-                return fn(model, *arrs, *rest, **kw)
+                return fn(model, *arrs, *rest)
             flat = [np.broadcast_to(a, batch + a.shape[-1:]).reshape(size, a.shape[-1]) for a in arrs]
-            parts = [fn(model, *[f[i:i + CHUNK] for f in flat], *rest, **kw) for i in range(0, size, CHUNK)]
+            parts = [fn(model, *[f[i:i + CHUNK] for f in flat], *rest) for i in range(0, size, CHUNK)]
 
             def join(pieces):
                 out = np.concatenate(pieces, 0)
@@ -209,7 +211,7 @@ class Kinematics:
     batch: tuple = field(default=())
 
 
-def body_kinematics(model: Model, q, qd=None, gravity: bool = True) -> Kinematics:
+def body_kinematics(model: Model, q, qd=None, gravity: bool = True, validate: bool = True) -> Kinematics:
     """Xup, S and (if ``qd`` is given) V, a, b for every body; see the module docstring.
 
     Examples
@@ -220,8 +222,9 @@ def body_kinematics(model: Model, q, qd=None, gravity: bool = True) -> Kinematic
     >>> kin.V[0].shape
     (6,)
     """
-    q = check_state(model, q, "q")
-    qd = None if qd is None else check_state(model, qd, "qd")
+    if validate:  # internal callers pass arrays checked at the public entry point
+        q = check_state(model, q, "q")
+        qd = None if qd is None else check_state(model, qd, "qd")
     batch = broadcast_batch(model, q=q, qd=qd)
     n = model.n
     Xup, S = [None] * n, [None] * n

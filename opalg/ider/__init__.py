@@ -50,8 +50,10 @@ PRESETS = {
     "no motor at joint 3": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
 }
 
-#: Default threshold of σ_min/σ_max(B M⁻¹ Zᵀ) at which a run stops as singular.
-STOP_TOL = 1e-4
+#: Default threshold of σ_min/σ_max(B M⁻¹ Zᵀ) at which a run stops as singular: the
+#: required forces grow like 1/κ, so at 1e-3 a choice is already practically infeasible
+#: (hundreds to thousands of N·m here) and the integrator would crawl to go further.
+STOP_TOL = 1e-3
 
 
 def arm(inertia: str = "joint", gravity: float = 0.0):
@@ -117,6 +119,14 @@ def initial_speeds(q0=THETA0, v_A: float = V_A) -> np.ndarray:
     return np.array([y13[0], 0.0, y13[1]])
 
 
+def _is_conventional(A) -> bool:
+    if A is None:
+        return True
+    if isinstance(A, str):
+        return A == "conventional" or (A in PRESETS and PRESETS[A] is None)
+    return False
+
+
 def directions(A, q) -> np.ndarray:
     """Z at configuration q: B(q) for the conventional model, else the validated A."""
     B = tip_jacobian(q)
@@ -160,7 +170,8 @@ class IderResult:
         return self.status == "completed"
 
 
-def _dynamics(model, A, formulation, stab, t, q, y):
+def _dynamics(model, Zc, formulation, stab, t, q, y, check=True):
+    """(solution, M, Q, B, Z) at one state; ``Zc`` is the validated constant A or None (Z = B)."""
     Mq = dynamics.crba(model, q)
     Qv = dynamics.bias(model, q, y)
     B, h = tip_jacobian(q), tip_bias(q, y)
@@ -169,9 +180,9 @@ def _dynamics(model, A, formulation, stab, t, q, y):
         err = tip(q) - path(t)
         derr = B @ y - np.array([V_A, 0.0])
         h = h - 2 * alpha * derr - beta**2 * err
-    Z = directions(A, q)
+    Z = B if Zc is None else Zc
     solve = solve_augmented if formulation == "augmented" else solve_reduced
-    return solve(Mq, Qv, np.zeros(3), B, h, Z), Mq, Qv, B, Z
+    return solve(Mq, Qv, np.zeros(3), B, h, Z, check=check), Mq, Qv, B, Z
 
 
 def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float = 0.0,
@@ -231,6 +242,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     model = arm(inertia, gravity)
     q0, y0 = THETA0.copy(), initial_speeds()
     Z0 = directions(A, q0)  # validates A before any work
+    Zc = None if _is_conventional(A) else Z0  # constant control directions, or Z = B(q)
     kappa0 = conditioning(dynamics.crba(model, q0), tip_jacobian(q0), Z0)
     if kappa0 <= stop_tol:
         raise InfeasibleDirections(
@@ -239,12 +251,14 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
 
     def rhs(t, x):
         q, y = x[:3], x[3:]
-        sol = _dynamics(model, A, formulation, stabilization, t, q, y)[0]
+        # The event below watches feasibility, so the solve skips its own check.
+        sol = _dynamics(model, Zc, formulation, stabilization, t, q, y, check=False)[0]
         return np.concatenate([y, sol.ydot])
 
     def singular(t, x):
         q = x[:3]
-        return conditioning(dynamics.crba(model, q), tip_jacobian(q), directions(A, q)) - stop_tol
+        B = tip_jacobian(q)
+        return conditioning(dynamics.crba(model, q), B, B if Zc is None else Zc) - stop_tol
 
     singular.terminal, singular.direction = True, -1
     ivp = solve_ivp(rhs, (0.0, t_end), np.concatenate([q0, y0]), method="DOP853",
@@ -254,7 +268,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     t_fail = float(ivp.t_events[0][0]) if ivp.t_events[0].size else None
     rows = []
     for t, x in zip(ivp.t, ivp.y.T):
-        sol, Mq, Qv, B, Z = _dynamics(model, A, formulation, stabilization, t, x[:3], x[3:])
+        sol, Mq, Qv, B, Z = _dynamics(model, Zc, formulation, stabilization, t, x[:3], x[3:], check=False)
         rows.append((x[:3], x[3:], sol.ydot, Mq @ sol.ydot + Qv, sol.v, conditioning(Mq, B, Z)))
     q, qd, qdd, tau, v, kap = (np.array(c) for c in zip(*rows)) if rows else [np.zeros((0, 3))] * 6
     tp = tip(q) if len(q) else np.zeros((0, 2))
