@@ -284,3 +284,42 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
                     t_end=t_end, inertia=inertia, gravity=gravity, formulation=formulation,
                     stabilization=stabilization)
     return IderResult(np.asarray(ivp.t), q, qd, qdd, tau, v, tp, err, kap, status, msg, t_fail, settings)
+
+
+def sweep_directions(alpha) -> np.ndarray:
+    """The family A(α) = [[cos α, sin α, 0], [0, 0, 1]] used by :func:`feasibility_sweep`.
+
+    α = 0 is "no motor at joint 2", α = π/2 is the paper's "no motor at joint 1".
+    """
+    return np.array([[np.cos(alpha), np.sin(alpha), 0.0], [0.0, 0.0, 1.0]])
+
+
+def feasibility_sweep(alphas, t_end: float = 1.0, inertia: str = "joint", gravity: float = 0.0,
+                      rtol: float = 1e-9) -> dict:
+    """Feasibility of the family A(α) (:func:`sweep_directions`) over a 1-s run.
+
+    Returns a dict of arrays over ``alphas``: ``t_fail`` (s; ``nan`` where the
+    run completed, 0 where singular at the start), ``kappa_min`` (smallest
+    σ_min/σ_max of B M⁻¹ Zᵀ seen) and ``feasible`` (bool).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg import ider
+    >>> sw = ider.feasibility_sweep([0.0, np.pi / 2], t_end=0.5)
+    >>> sw["feasible"].tolist()
+    [False, True]
+    """
+    alphas = np.atleast_1d(np.asarray(alphas, dtype=float))
+    t_fail, kmin = np.full(alphas.shape, np.nan), np.zeros(alphas.shape)
+    for i, a in enumerate(alphas):
+        try:
+            r = simulate(sweep_directions(a), t_end=t_end, inertia=inertia, gravity=gravity,
+                         t_eval=np.linspace(0.0, t_end, 51), rtol=rtol, atol=rtol)
+        except InfeasibleDirections:
+            t_fail[i] = 0.0
+            continue
+        kmin[i] = r.conditioning.min()
+        if not r.ok:
+            t_fail[i] = r.t_fail
+    return {"alpha": alphas, "t_fail": t_fail, "kappa_min": kmin, "feasible": np.isnan(t_fail)}
