@@ -29,7 +29,8 @@ Equations solved (re-derived, not copied from the scan):
 Existence: ``rank Z = c`` and the augmented matrix is nonsingular, which (M
 SPD) holds iff the c x c Schur complement ``S = B M⁻¹ Zᵀ`` is nonsingular —
 equivalently the row spaces of ``CᵀM`` and ``B`` meet only in 0.  The
-scale-free measure used here is ``σ_min(S) / σ_max(S)``.
+scale-free measure used here (:func:`conditioning`) is the cosine of the largest
+principal angle between the rows of B and of Z in the M⁻¹ metric.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class InfeasibleDirections(ValueError):
     """The chosen control-force directions cannot realize the kinematical constraints."""
 
 
-#: Default threshold on σ_min/σ_max of B M⁻¹ Zᵀ below which a choice counts as singular.
+#: Default threshold of :func:`conditioning` below which a choice counts as singular.
 SINGULAR_TOL = 1e-8
 
 
@@ -113,29 +114,41 @@ def force_directions(B: np.ndarray, A=None, n_geometric: int = 0) -> np.ndarray:
 
 
 def conditioning(M: np.ndarray, B: np.ndarray, Z: np.ndarray) -> float:
-    r"""``σ_min / σ_max`` of the Schur complement ``S = B M⁻¹ Zᵀ`` (0 = singular).
+    r"""How far a choice of directions is from infeasible: 1 = best, 0 = singular.
 
-    The augmented matrix ``[[M, −Zᵀ], [B, 0]]`` is nonsingular iff S is (M SPD),
-    so this measures how close a choice of directions is to infeasible,
-    independently of the units of B and Z.
+    The augmented matrix ``[[M, −Zᵀ], [B, 0]]`` is nonsingular iff the Schur
+    complement ``S = B M⁻¹ Zᵀ`` is (M SPD).  With ``M = L Lᵀ``, ``S = (B L⁻ᵀ)(Z L⁻ᵀ)ᵀ``;
+    orthonormal bases ``Q_B``, ``Q_Z`` of the row spaces of ``B L⁻ᵀ`` and
+    ``Z L⁻ᵀ`` give ``S = R_Bᵀ (Q_Bᵀ Q_Z) R_Z`` with invertible ``R``, so the measure
+    is ``σ_min(Q_Bᵀ Q_Z)``: the cosine of the largest principal angle between
+    the constraint normals and the force directions in the M⁻¹ metric.  It is
+    invariant under any invertible recombination or scaling of the rows of B and
+    of Z (units included), equals 1 for the conventional model Z = B, and tends
+    to 0 as the choice approaches singular — also for a single constraint, where a
+    ratio of singular values of S would always be 1.
 
     Examples
     --------
     >>> import numpy as np
     >>> from opalg.constrained import conditioning
-    >>> round(conditioning(np.eye(2), np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]])), 12)
-    0.0
+    >>> B = np.array([[1.0, 0.0]])
+    >>> conditioning(np.eye(2), B, B), round(conditioning(np.eye(2), B, np.array([[0.0, 1.0]])), 12)
+    (1.0, 0.0)
     """
-    S = B @ np.linalg.solve(M, Z.T)
-    sv = np.linalg.svd(np.atleast_2d(S), compute_uv=False)
-    return float(sv[-1] / sv[0]) if sv[0] > 0 else 0.0
+    L = np.linalg.cholesky(np.asarray(M, dtype=float))
+    X = scipy.linalg.solve_triangular(L, np.asarray(B, dtype=float).T, lower=True)  # (B L⁻ᵀ)ᵀ
+    Y = scipy.linalg.solve_triangular(L, np.asarray(Z, dtype=float).T, lower=True)
+    QB, QZ = np.linalg.qr(X)[0], np.linalg.qr(Y)[0]
+    sv = np.linalg.svd(QB.T @ QZ, compute_uv=False)
+    return float(min(sv[-1], 1.0))
 
 
 def _check_feasible(M, B, Z, what: str) -> None:
     kappa = conditioning(M, B, Z)
     if kappa < SINGULAR_TOL:
         raise InfeasibleDirections(
-            f"{what} is singular: σ_min/σ_max of B M⁻¹ Zᵀ = {kappa:.3g} < {SINGULAR_TOL:g} "
+            f"{what} is singular: conditioning (cosine of the largest principal angle between "
+            f"B and Z in the M⁻¹ metric) = {kappa:.3g} < {SINGULAR_TOL:g} "
             "(the row spaces of CᵀM and B intersect)")
 
 
@@ -156,7 +169,7 @@ def solve_augmented(M, Q, F, B, h, Z, check: bool = True) -> Solution:
     Raises
     ------
     InfeasibleDirections
-        If the augmented matrix is singular (σ_min/σ_max of B M⁻¹ Zᵀ below
+        If the augmented matrix is singular (:func:`conditioning` below
         :data:`SINGULAR_TOL`).
 
     Examples

@@ -50,7 +50,8 @@ PRESETS = {
     "no motor at joint 3": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
 }
 
-#: Default threshold of σ_min/σ_max(B M⁻¹ Zᵀ) at which a run stops as singular: the
+#: Default threshold of the feasibility measure (:func:`opalg.constrained.conditioning`) at
+#: which a run stops as singular: the
 #: required forces grow like 1/κ, so at 1e-3 a choice is already practically infeasible
 #: (hundreds to thousands of N·m here) and the integrator would crawl to go further.
 STOP_TOL = 1e-3
@@ -147,7 +148,7 @@ class IderResult:
     ``tau`` (N·m): joint moments a motor applies, τ = M ẏ + Q − F = Zᵀ v;
     ``v``: applied force magnitudes (λ for the conventional model, μ for control forces);
     ``tip`` (m) and ``tip_error`` (m, distance from the path); ``conditioning``:
-    σ_min/σ_max of B M⁻¹ Zᵀ; ``status`` is ``"completed"`` or ``"singular"``, with
+    :func:`opalg.constrained.conditioning` (1 best, 0 singular); ``status`` is ``"completed"`` or ``"singular"``, with
     ``t_fail`` and ``message`` when the run stopped at a singular choice of A.
     """
 
@@ -207,8 +208,8 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     stabilization : None or (alpha, beta)
         Baumgarte constraint stabilization gains (1/s).
     stop_tol : float
-        The run stops (a terminal ``solve_ivp`` event) when σ_min/σ_max of
-        B M⁻¹ Zᵀ falls to this value: it never integrates through a singularity.
+        The run stops (a terminal ``solve_ivp`` event) when the feasibility
+        measure :func:`opalg.constrained.conditioning` falls to this value: it never integrates through a singularity.
 
     Returns
     -------
@@ -247,7 +248,8 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     if kappa0 <= stop_tol:
         raise InfeasibleDirections(
             f"the directions A = {np.asarray(Z0).tolist()} cannot realize the path at t = 0: "
-            f"σ_min/σ_max of B M⁻¹ Zᵀ = {kappa0:.3g} ≤ {stop_tol:g}")
+            f"feasibility measure (cosine of the largest principal angle between B and Z in the "
+            f"M⁻¹ metric) = {kappa0:.3g} ≤ {stop_tol:g}")
 
     def rhs(t, x):
         q, y = x[:3], x[3:]
@@ -278,7 +280,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     else:
         status = "singular"
         msg = (f"stopped at t = {t_fail:.4f} s: the control directions became singular "
-               f"(σ_min/σ_max of B M⁻¹ Zᵀ fell to {stop_tol:g}; the row spaces of CᵀM and B "
+               f"(the feasibility measure fell to {stop_tol:g}; the row spaces of CᵀM and B "
                "intersect, so these directions cannot keep the tip on the path)")
     settings = dict(A=None if A is None else (A if isinstance(A, str) else np.asarray(A).tolist()),
                     t_end=t_end, inertia=inertia, gravity=gravity, formulation=formulation,
@@ -300,7 +302,7 @@ def feasibility_sweep(alphas, t_end: float = 1.0, inertia: str = "joint", gravit
 
     Returns a dict of arrays over ``alphas``: ``t_fail`` (s; ``nan`` where the
     run completed, 0 where singular at the start), ``kappa_min`` (smallest
-    σ_min/σ_max of B M⁻¹ Zᵀ seen) and ``feasible`` (bool).
+    feasibility measure seen) and ``feasible`` (bool).
 
     Examples
     --------

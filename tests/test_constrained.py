@@ -1,0 +1,378 @@
+"""Constrained dynamics with control forces of chosen direction (Ider 1990): opalg.constrained.
+
+General random systems, not only the arm of the example.  Each case draws a seeded SPD mass matrix
+M (n = 3..8), a constraint matrix B (c < n rows, the first ``n_geometric`` of them geometrical),
+control directions A (c2 = c - n_geometric rows), and random Q, F, h.  The system is
+
+    M ẏ + Q = F + Zᵀ v,    B ẏ = h,    Z = B (conventional)  or  Z = [B_G; A] (control forces),
+
+with v the magnitudes of the *applied* forces (opalg's sign convention, tau = Zᵀ v).
+
+Every reference in this file is computed independently of opalg.constrained: the classical
+Lagrange-multiplier (Schur complement) solution via a Cholesky factor of M, principal angles via
+scipy.linalg.subspace_angles, singular values via scipy.linalg.svdvals, null spaces via the SVD.
+
+Tolerances.  The random cases are well conditioned by construction: eig(M) in [0.5, 2], B and A
+Gaussian, and each test asserts (as a precondition) that the 2-norm condition number of every
+matrix it solves with is below COND_MAX = 1e5.  A backward-stable solve then has a relative
+forward error <~ cond * eps ~ 1e5 * 2.2e-16 ~ 2e-11, so RTOL = 1e-10 keeps a margin of ~5 while
+any modelling error (a sign of Zᵀv, a wrong complement, a missing term) is O(1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+from opalg.constrained import (SINGULAR_TOL, InfeasibleDirections, conditioning, force_directions,
+                               null_complement, solve_augmented, solve_reduced)
+
+RTOL = 1e-10
+COND_MAX = 1e5
+
+# (n, c, n_geometric): n = 3..8, c < n, some with geometrical rows, c2 = c - n_geometric >= 1.
+CASES = [(3, 1, 0), (3, 2, 0), (3, 2, 1), (4, 2, 0), (4, 3, 1), (4, 3, 2), (5, 2, 1), (5, 4, 0),
+         (6, 3, 2), (6, 5, 1), (7, 4, 2), (7, 6, 3), (8, 3, 0), (8, 5, 2), (8, 7, 4)]
+IDS = [f"n{n}-c{c}-g{g}" for n, c, g in CASES]
+
+
+def spd(rng, n):
+    """Random SPD matrix with eigenvalues in [0.5, 2]."""
+    Qo, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    return Qo @ np.diag(rng.uniform(0.5, 2.0, n)) @ Qo.T
+
+
+def system(seed, n, c, g):
+    """Seeded random (M, Q, F, B, h, A) of one case."""
+    rng = np.random.default_rng(1000 + seed)
+    M = spd(rng, n)
+    Q, F = rng.normal(size=n), rng.normal(size=n)
+    B = rng.normal(size=(c, n))
+    h = rng.normal(size=c)
+    A = rng.normal(size=(c - g, n))
+    return M, Q, F, B, h, A
+
+
+def cond(X):
+    return np.linalg.cond(X)
+
+
+def augmented_matrix(M, B, Z):
+    c = B.shape[0]
+    return np.block([[M, -Z.T], [B, np.zeros((c, c))]])
+
+
+def lagrange(M, Q, F, B, h):
+    """Classical KKT solution: ẏ = M⁻¹(F − Q + Bᵀλ), (B M⁻¹ Bᵀ) λ = h − B M⁻¹ (F − Q)."""
+    L = scipy.linalg.cho_factor(M)
+    Minv = lambda X: scipy.linalg.cho_solve(L, X)  # noqa: E731
+    S = B @ Minv(B.T)
+    lam = np.linalg.solve(S, h - B @ Minv(F - Q))
+    return Minv(F - Q + B.T @ lam), lam
+
+
+def rel(a, b):
+    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)
+
+
+def both_models(seed, n, c, g):
+    """Yield (label, M, Q, F, B, h, Z) for the conventional and the control-force model."""
+    M, Q, F, B, h, A = system(seed, n, c, g)
+    yield "conventional", M, Q, F, B, h, force_directions(B, None, g)
+    yield "control", M, Q, F, B, h, force_directions(B, A, g)
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=IDS)
+def test_augmented_and_reduced_agree(case):
+    """solve_augmented and solve_reduced give the same ẏ and v to 1e-10 relative (cond < 1e5)."""
+    for label, M, Q, F, B, h, Z in both_models(case, *CASES[case]):
+        C = null_complement(Z)
+        # Preconditions that justify RTOL (see module docstring).
+        assert cond(augmented_matrix(M, B, Z)) < COND_MAX, label
+        assert cond(np.vstack([C.T @ M, B])) < COND_MAX, label
+        assert cond(Z @ Z.T) < COND_MAX, label
+        a, r = solve_augmented(M, Q, F, B, h, Z), solve_reduced(M, Q, F, B, h, Z)
+        assert a.ydot.shape == (M.shape[0],) and a.v.shape == (B.shape[0],)
+        assert rel(r.ydot, a.ydot) <= RTOL, label
+        assert rel(r.v, a.v) <= RTOL, label
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=IDS)
+def test_solution_satisfies_constraints_and_dynamics(case):
+    """B ẏ = h, M ẏ + Q = F + Zᵀv and Cᵀ(M ẏ + Q − F) = 0 with C = null_complement(Z) orthonormal."""
+    for label, M, Q, F, B, h, Z in both_models(case, *CASES[case]):
+        n, c = M.shape[0], B.shape[0]
+        C = null_complement(Z)
+        # C: n x (n - c), Z C = 0, CᵀC = I.  Entries of Z are O(1), so round-off is ~n eps.
+        assert C.shape == (n, n - c), label
+        assert np.abs(Z @ C).max() <= 1e-13 * np.abs(Z).max() * n, label
+        assert np.allclose(C.T @ C, np.eye(n - c), rtol=0, atol=1e-13), label
+        # [Zᵀ C] spans R^n (C is the complement, not just a subset of the null space).
+        assert np.linalg.matrix_rank(np.hstack([Z.T, C])) == n, label
+        for solve in (solve_augmented, solve_reduced):
+            s = solve(M, Q, F, B, h, Z)
+            scale = np.abs(M).max() * np.abs(s.ydot).max() + np.abs(Q).max() + np.abs(F).max()
+            assert np.abs(B @ s.ydot - h).max() <= 1e-12 * (np.abs(B).max() * np.abs(s.ydot).max()
+                                                            + np.abs(h).max()) * n, label
+            resid = M @ s.ydot + Q - F - Z.T @ s.v
+            assert np.abs(resid).max() <= 1e-12 * scale * n, label
+            assert np.abs(C.T @ (M @ s.ydot + Q - F)).max() <= 1e-12 * scale * n, label
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=IDS)
+def test_conventional_model_equals_lagrange_multipliers(case):
+    """Z = B (A=None) reproduces the classical Lagrange-multiplier KKT solution (ẏ and v = λ)."""
+    M, Q, F, B, h, _ = system(case, *CASES[case])
+    Z = force_directions(B, None, CASES[case][2])
+    assert np.array_equal(Z, B)
+    ydot, lam = lagrange(M, Q, F, B, h)
+    assert cond(B @ np.linalg.solve(M, B.T)) < COND_MAX
+    for solve in (solve_augmented, solve_reduced):
+        s = solve(M, Q, F, B, h, Z)
+        assert rel(s.ydot, ydot) <= RTOL
+        assert rel(s.v, lam) <= RTOL
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=IDS)
+def test_combinations_of_kinematical_rows_keep_motion_change_multipliers(case):
+    """A = R B_K gives the conventional ẏ, v = (λ_G, R⁻ᵀλ_K) ≠ λ, and Zᵀv = Bᵀλ (Ider's remark)."""
+    n, c, g = CASES[case]
+    M, Q, F, B, h, _ = system(case, n, c, g)
+    rng = np.random.default_rng(2000 + case)
+    c2 = c - g
+    R = np.eye(c2) + rng.normal(size=(c2, c2))  # generic, invertible
+    R[0, 0] += 2.0  # make sure R is not the identity even for c2 = 1
+    assert cond(R) < 1e3
+    Z = force_directions(B, R @ B[g:], g)
+    ydot, lam = lagrange(M, Q, F, B, h)
+    for solve in (solve_augmented, solve_reduced):
+        s = solve(M, Q, F, B, h, Z)
+        assert rel(s.ydot, ydot) <= RTOL
+        if g:
+            assert rel(s.v[:g], lam[:g]) <= RTOL  # geometrical reactions unchanged
+        mu_expected = np.linalg.solve(R.T, lam[g:])
+        assert rel(s.v[g:], mu_expected) <= RTOL
+        # Different multipliers (not vacuous): μ differs from λ_K by O(1) relative.
+        assert rel(s.v[g:], lam[g:]) > 1e-3
+        # Same generalized force.
+        assert rel(Z.T @ s.v, B.T @ lam) <= RTOL
+
+
+@pytest.mark.parametrize("g", [0, 1, 2])
+@pytest.mark.parametrize("n", [3, 5, 8])
+def test_non_redundant_case_any_A_reproduces_conventional_motion(n, g):
+    """For n = c (B square) every full-rank A gives ẏ = B⁻¹h, the conventional motion."""
+    rng = np.random.default_rng(3000 + 10 * n + g)
+    M = spd(rng, n)
+    Q, F, h = rng.normal(size=(3, n))
+    B = rng.normal(size=(n, n))
+    assert cond(B) < COND_MAX
+    ydot_ref = np.linalg.solve(B, h)  # the constraints alone fix ẏ
+    ydot_lag, _ = lagrange(M, Q, F, B, h)
+    assert rel(ydot_lag, ydot_ref) <= RTOL
+    for trial in range(3):
+        A = rng.normal(size=(n - g, n))
+        Z = force_directions(B, A, g)
+        assert cond(augmented_matrix(M, B, Z)) < COND_MAX
+        assert null_complement(Z).shape == (n, 0)
+        for solve in (solve_augmented, solve_reduced):
+            s = solve(M, Q, F, B, h, Z)
+            assert rel(s.ydot, ydot_ref) <= RTOL
+            assert rel(Z.T @ s.v, M @ ydot_ref + Q - F) <= RTOL
+
+
+def independent_conditioning(M, B, Z):
+    """cos of the largest principal angle between rows of B and Z in the M⁻¹ metric, via a
+    symmetric square root of M⁻¹ (eigh, not Cholesky) and scipy.linalg.subspace_angles."""
+    w, V = np.linalg.eigh(M)
+    W = V @ np.diag(w ** -0.5) @ V.T          # M^{-1/2}: B M⁻¹ Zᵀ = (B W)(Z W)ᵀ
+    return float(np.cos(scipy.linalg.subspace_angles((B @ W).T, (Z @ W).T)[0]))
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=IDS)
+def test_conditioning_matches_independent_angles_and_is_scale_free(case):
+    """conditioning = cos(largest principal angle); invariant under scaling M, B, Z and recombining rows."""
+    for label, M, Q, F, B, h, Z in both_models(case, *CASES[case]):
+        kappa = conditioning(M, B, Z)
+        # κ ∈ [0, 1] is a cosine computed by two different factorizations (Cholesky + QR vs
+        # eigh + subspace_angles); both are backward stable, ~1e-15 apart; 1e-12 leaves margin.
+        assert 0.0 < kappa <= 1.0
+        assert abs(kappa - independent_conditioning(M, B, Z)) <= 1e-12, label
+        R = np.random.default_rng(case).normal(size=(B.shape[0], B.shape[0])) + 3 * np.eye(B.shape[0])
+        for a, b, m in [(1e3, 1.0, 1.0), (1.0, 1e-4, 1.0), (-7.0, 0.01, 1.0), (2.5, 3.0, 1e6)]:
+            assert abs(conditioning(m * M, a * B, b * Z) - kappa) <= 1e-12, (label, a, b, m)
+        # Row recombinations (and so per-row units) do not change the subspaces either.
+        assert abs(conditioning(M, R @ B, Z) - kappa) <= 1e-10, label
+    # The conventional model is the best possible choice.
+    M, Q, F, B, h, A = system(case, *CASES[case])
+    assert abs(conditioning(M, B, B) - 1.0) <= 1e-12
+
+
+def singular_systems():
+    """Cases for which B M⁻¹ Zᵀ is singular by construction (and the augmented matrix with it).
+
+    * "zero row" (n_geometric = 0): rows of A are M u with B[-1] u = 0, i.e. A is orthogonal in
+      the M⁻¹ metric to the last row of B, so the last row of S = B M⁻¹ Aᵀ vanishes;
+    * "zero column" (any n_geometric): the last row of A is M w with B w = 0, so the last column
+      of S vanishes.
+    """
+    out = []
+    for case, (n, c, g) in enumerate(CASES):
+        M, Q, F, B, h, A = system(case, n, c, g)
+        rng = np.random.default_rng(4000 + case)
+        if g == 0:
+            U = scipy.linalg.null_space(B[-1:])            # n x (n-1), B[-1] U = 0
+            A0 = (M @ U @ rng.normal(size=(n - 1, c))).T   # c x n
+            out.append(("zero row", M, Q, F, B, h, A0, g))
+        W = scipy.linalg.null_space(B)                     # n x (n-c), B W = 0
+        A1 = A.copy()
+        A1[-1] = M @ W @ rng.normal(size=n - c)
+        out.append(("zero column", M, Q, F, B, h, A1, g))
+    return out
+
+
+SINGULAR = singular_systems()
+
+
+# A ratio of singular values of S = B M⁻¹ Zᵀ was the first measure tried; it is identically 1
+# for c = 1 and blind to a uniformly small S, which the tests below (single constraint, all
+# directions degenerating together) guard against.
+SINGULAR_PARAMS = [pytest.param(k, id=f"{s[0]}-c{s[4].shape[0]}-{k}") for k, s in enumerate(SINGULAR)]
+
+
+@pytest.mark.parametrize("k", SINGULAR_PARAMS)
+def test_conditioning_vanishes_exactly_when_augmented_matrix_is_singular(k):
+    """Singular-by-construction A: κ ≈ 0, the augmented matrix is singular, both solvers raise."""
+    label, M, Q, F, B, h, A, g = SINGULAR[k]
+    Z = force_directions(B, A, g)  # A is full rank and rank Z = c: the failure is the coupling
+    K = augmented_matrix(M, B, Z)
+    svK = scipy.linalg.svdvals(K)
+    # Round-off level: the exact value is 0, the computed one is a few eps (1e-14 leaves margin).
+    assert svK.min() / svK.max() <= 1e-14
+    kappa = conditioning(M, B, Z)
+    assert kappa <= 1e-14 and kappa < SINGULAR_TOL
+    for solve in (solve_augmented, solve_reduced):
+        with pytest.raises(InfeasibleDirections, match=r"singular: conditioning \(cosine of the largest"):
+            solve(M, Q, F, B, h, Z)
+    # Away from the singular choice both measures grow linearly with the perturbation ε.
+    E = np.random.default_rng(k).normal(size=A.shape)
+    kap = [conditioning(M, B, force_directions(B, A + eps * E, g)) for eps in (1e-6, 1e-4)]
+    assert 30 < kap[1] / kap[0] < 300
+    for eps in (1e-6, 1e-4):
+        sv = scipy.linalg.svdvals(augmented_matrix(M, B, force_directions(B, A + eps * E, g)))
+        assert sv.min() / sv.max() > 1e-10
+
+
+def test_conditioning_is_zero_for_an_exactly_singular_choice():
+    """Dyadic M and integer B, A with B M⁻¹ Aᵀ exactly singular: conditioning is 0 to round-off."""
+    M = np.diag([2.0, 4.0, 8.0])
+    B = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0]])
+    w = np.array([6.0, -3.0, 1.0])
+    assert np.array_equal(B @ w, [0.0, 0.0])
+    A = np.array([[1.0, 0.0, 0.0], M @ w])  # S = B M⁻¹ Aᵀ has an exactly zero second column
+    # The exact cosine is 0; Cholesky, QR and SVD leave a few eps (1e-14 leaves margin).
+    assert conditioning(M, B, A) <= 1e-14
+    assert conditioning(M, B, B) > 0.1
+    with pytest.raises(InfeasibleDirections):
+        solve_augmented(M, np.zeros(3), np.zeros(3), B, np.zeros(2), A)
+
+
+def test_conditioning_tends_to_zero_for_a_single_constraint():
+    """c = 1: as z becomes M⁻¹-orthogonal to b (ε → 0) the measure must go to 0 with ε."""
+    # M = I, B = [[1, 0]], Z = [[ε, 1]]: S = ε and K = [[I, -Zᵀ], [B, 0]] has σ_min/σ_max ~ ε;
+    # the measure is cos of the angle between (1, 0) and (ε, 1), i.e. ~ε.
+    M, B = np.eye(2), np.array([[1.0, 0.0]])
+    for eps in (1e-3, 1e-9, 1e-17):
+        Z = np.array([[eps, 1.0]])
+        sv = scipy.linalg.svdvals(augmented_matrix(M, B, Z))
+        assert sv.min() / sv.max() <= 2 * eps                 # K really is nearly singular
+        assert conditioning(M, B, Z) <= 10 * eps
+    with pytest.raises(InfeasibleDirections):
+        solve_augmented(M, np.zeros(2), np.zeros(2), B, np.ones(1), np.array([[1e-17, 1.0]]))
+
+
+def test_conditioning_tends_to_zero_when_all_directions_degenerate_together():
+    """c = 2: Z = [e3 + εe1; e4 + εe2], B = [e1; e2], M = I gives S = εI; κ must go to 0 with ε."""
+    M, B = np.eye(4), np.eye(4)[:2]
+    for eps in (1e-3, 1e-9):
+        Z = np.eye(4)[2:] + eps * np.eye(4)[:2]
+        sv = scipy.linalg.svdvals(augmented_matrix(M, B, Z))
+        assert sv.min() / sv.max() <= 2 * eps                 # K is nearly singular
+        assert conditioning(M, B, Z) <= 10 * eps
+
+
+def test_nonsingular_cases_have_positive_conditioning_and_nonsingular_matrix():
+    """Converse: for the random (feasible) cases κ > 0 and the augmented matrix is nonsingular."""
+    for case, (n, c, g) in enumerate(CASES):
+        for label, M, Q, F, B, h, Z in both_models(case, n, c, g):
+            sv = scipy.linalg.svdvals(augmented_matrix(M, B, Z))
+            assert sv.min() / sv.max() > 1e-5, (case, label)
+            assert conditioning(M, B, Z) > 1e-5, (case, label)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------------------------
+
+def test_A_of_wrong_shape_is_a_value_error_naming_A_and_shape():
+    """A with the wrong number of rows or columns: ValueError naming A and the expected size."""
+    M, Q, F, B, h, A = system(0, 5, 3, 1)  # c2 = 2, n = 5
+    with pytest.raises(ValueError, match=r"A has shape \(3, 5\): expected 2 rows") as e:
+        force_directions(B, np.ones((3, 5)), 1)
+    assert not isinstance(e.value, InfeasibleDirections)
+    with pytest.raises(ValueError, match=r"A has shape \(2, 4\): expected 5 columns") as e:
+        force_directions(B, np.ones((2, 4)), 1)
+    assert not isinstance(e.value, InfeasibleDirections)
+    with pytest.raises(ValueError, match=r"A must be 2-D"):
+        force_directions(B, np.ones(5), 1)
+    with pytest.raises(ValueError, match=r"A must be a numeric matrix"):
+        force_directions(B, [["a", "b"]], 2)
+
+
+def test_rank_deficient_A_is_infeasible():
+    """A with dependent rows cannot realize c2 kinematical constraints: InfeasibleDirections."""
+    M, Q, F, B, h, A = system(1, 5, 3, 0)
+    A[2] = 2.0 * A[0] - A[1]
+    with pytest.raises(InfeasibleDirections, match=r"rank deficient \(rank 2\)"):
+        force_directions(B, A, 0)
+
+
+def test_A_repeating_a_geometrical_row_gives_rank_Z_below_c():
+    """A row of A equal to a B_G row makes rank Z < c: InfeasibleDirections naming rank Z."""
+    M, Q, F, B, h, A = system(2, 6, 4, 2)
+    A[1] = 3.0 * B[0]  # A itself stays full rank
+    assert np.linalg.matrix_rank(A) == 2
+    with pytest.raises(InfeasibleDirections, match=r"rank Z = 3 < c = 4"):
+        force_directions(B, A, 2)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_A_is_rejected(bad):
+    """A with NaN or inf entries: ValueError."""
+    M, Q, F, B, h, A = system(3, 4, 2, 0)
+    A[0, 1] = bad
+    with pytest.raises(ValueError, match=r"A has non-finite entries"):
+        force_directions(B, A, 0)
+
+
+@pytest.mark.parametrize("g", [-1, 4, 10])
+def test_n_geometric_out_of_range(g):
+    """n_geometric outside [0, c]: ValueError naming n_geometric and c."""
+    M, Q, F, B, h, A = system(4, 5, 3, 0)
+    with pytest.raises(ValueError, match=rf"n_geometric = {g} must be between 0 and c = 3"):
+        force_directions(B, A, g)
+
+
+def test_check_false_skips_the_measure_but_exact_singularity_still_raises():
+    """check=False: no feasibility measure, yet an exactly singular system raises InfeasibleDirections."""
+    M, B, Z = np.eye(2), np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]])  # S = 0 exactly
+    for solve in (solve_augmented, solve_reduced):
+        with pytest.raises(InfeasibleDirections, match=r"exactly singular"):
+            solve(M, np.zeros(2), np.zeros(2), B, np.ones(1), Z, check=False)
+    # A feasible random case gives the same answer with and without the check.
+    M, Q, F, B, h, A = system(5, 5, 3, 1)
+    Z = force_directions(B, A, 1)
+    for solve in (solve_augmented, solve_reduced):
+        s1, s2 = solve(M, Q, F, B, h, Z), solve(M, Q, F, B, h, Z, check=False)
+        assert np.array_equal(s1.ydot, s2.ydot) and np.array_equal(s1.v, s2.v)
