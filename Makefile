@@ -14,7 +14,7 @@ $(PY):
 # Reinstall whenever the dependency metadata or the pins change.
 $(STAMP): $(PY) pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --upgrade "pip==26.3"
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,oracle]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,oracle,browser]"
 	touch $(STAMP)
 
 venv: $(STAMP)

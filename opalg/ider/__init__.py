@@ -107,6 +107,14 @@ def tip_bias(q, y) -> np.ndarray:
 TIP0 = tip(THETA0)
 
 
+def joint_points(q) -> np.ndarray:
+    """Base, elbow, wrist and tip positions (4, 2) of configuration q (for drawings)."""
+    phi = _abs_angles(q)
+    L = np.asarray(LENGTHS)
+    steps = np.stack([L * np.cos(phi), L * np.sin(phi)], -1)
+    return np.vstack([np.zeros(2), np.cumsum(steps, axis=0)])
+
+
 def path(t) -> np.ndarray:
     """Desired tip position at time t (eq. 20 with the exact initial tip)."""
     t = np.asarray(t, dtype=float)

@@ -18,13 +18,10 @@ from __future__ import annotations
 import argparse
 import pathlib
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from . import LENGTHS, PRESETS, THETA0, path, simulate  # noqa: E402
+from . import PRESETS, THETA0, joint_points, path, simulate
 
 A_PAPER = PRESETS["no motor at joint 1"]
 T_EVAL = np.linspace(0.0, 1.0, 201)
@@ -36,13 +33,6 @@ def runs(inertia: str = "joint", gravity: float = 0.0):
     conv = simulate(None, inertia=inertia, gravity=gravity, t_eval=T_EVAL)
     ctrl = simulate(A_PAPER, inertia=inertia, gravity=gravity, t_eval=T_EVAL)
     return conv, ctrl
-
-
-def joint_points(q) -> np.ndarray:
-    """Base, elbow, wrist and tip positions (4, 2) of configuration q."""
-    phi = np.cumsum(q)
-    steps = np.stack([np.asarray(LENGTHS) * np.cos(phi), np.asarray(LENGTHS) * np.sin(phi)], -1)
-    return np.vstack([np.zeros(2), np.cumsum(steps, axis=0)])
 
 
 def _lines(ax, t, conv, ctrl, cols_conv, cols_ctrl, ylabel):
@@ -108,6 +98,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Regenerate the Ider (1990) figures.")
     ap.add_argument("--outdir", type=pathlib.Path, default=pathlib.Path("figures"))
     args = ap.parse_args(argv)
+    # Only the command-line entry point picks a backend: importing this module from a
+    # notebook must leave the inline backend alone.
+    plt.switch_backend("Agg")
     args.outdir.mkdir(parents=True, exist_ok=True)
     conv, ctrl = runs()
     for fig, name in ((plot_series(conv, ctrl, "displacements"), "ider_fig2_displacements.png"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import PRESETS, THETA0, simulate
+from . import PRESETS, THETA0, joint_points, simulate
 from ..constrained import InfeasibleDirections
 
 CUSTOM = "custom A"
@@ -103,8 +103,6 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
 def draw(out: PanelOutput, fig=None):
     """Joint angles, joint moments and the final configuration of one panel output."""
     import matplotlib.pyplot as plt
-
-    from .__main__ import joint_points
 
     if fig is None:
         fig = plt.figure(figsize=(9.0, 3.0))
