@@ -135,9 +135,11 @@ def conditioning(M: np.ndarray, B: np.ndarray, Z: np.ndarray) -> float:
     >>> conditioning(np.eye(2), B, B), round(conditioning(np.eye(2), B, np.array([[0.0, 1.0]])), 12)
     (1.0, 0.0)
     """
+    # numpy's LAPACK throughout: mixing in scipy's separate OpenBLAS thread pool for 3x3
+    # solves was seen to stall under load.
     L = np.linalg.cholesky(np.asarray(M, dtype=float))
-    X = scipy.linalg.solve_triangular(L, np.asarray(B, dtype=float).T, lower=True)  # (B L⁻ᵀ)ᵀ
-    Y = scipy.linalg.solve_triangular(L, np.asarray(Z, dtype=float).T, lower=True)
+    X = np.linalg.solve(L, np.asarray(B, dtype=float).T)  # (B L⁻ᵀ)ᵀ
+    Y = np.linalg.solve(L, np.asarray(Z, dtype=float).T)
     QB, QZ = np.linalg.qr(X)[0], np.linalg.qr(Y)[0]
     sv = np.linalg.svd(QB.T @ QZ, compute_uv=False)
     return float(min(sv[-1], 1.0))

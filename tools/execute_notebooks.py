@@ -15,6 +15,24 @@ from nbclient import NotebookClient
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
+def coalesce_streams(outputs) -> list:
+    """Merge consecutive stream outputs of the same name (stdout, stderr).
+
+    How a cell's prints are split into stream messages depends on when the kernel
+    flushes (timing), so without this two runs can store the same text in a
+    different number of outputs.  nbval coalesces the same way before comparing.
+    """
+    merged = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if (out.get("output_type") == "stream" and prev is not None
+                and prev.get("output_type") == "stream" and prev.get("name") == out.get("name")):
+            prev["text"] = prev["text"] + out["text"]
+        else:
+            merged.append(out)
+    return merged
+
+
 def clean(nb) -> None:
     """Remove everything that changes from run to run."""
     nb.metadata.pop("widgets", None)
@@ -31,7 +49,7 @@ def clean(nb) -> None:
                 if not data:
                     continue
             kept.append(out)
-        cell.outputs = kept
+        cell.outputs = coalesce_streams(kept)
 
 
 def execute(path: pathlib.Path, timeout: int = 600) -> None:

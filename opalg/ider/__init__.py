@@ -76,8 +76,8 @@ def arm(inertia: str = "joint", gravity: float = 0.0):
 
 
 def _abs_angles(q):
-    q = np.asarray(q, dtype=float)
-    return np.cumsum(q, axis=-1)
+    q = np.asarray(q)
+    return np.cumsum(q if q.dtype.kind in "fc" else q.astype(float), axis=-1)
 
 
 def tip(q) -> np.ndarray:

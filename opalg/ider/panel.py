@@ -95,7 +95,7 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
     if r.ok:
         peak = np.abs(r.tau).max(axis=0)
         verdict = (f"feasible: the tip follows the path for {t_end:g} s; peak moments "
-                   + ", ".join(f"M{i + 1} = {p:.3g}" for i, p in enumerate(peak)) + " N·m")
+                   + ", ".join(f"M{i + 1} = {p:.2f}" for i, p in enumerate(peak)) + " N·m")
         return PanelOutput(r, A, verdict, True)
     return PanelOutput(r, A, f"infeasible: {r.message}", False)
 
