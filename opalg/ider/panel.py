@@ -90,8 +90,8 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
         # error stays below 1e-9 m.  The verification runs use simulate's tighter default.
         r = simulate(A, t_end=t_end, inertia=inertia, gravity=gravity, t_eval=t_eval, rtol=1e-9,
                      atol=1e-9)
-    except InfeasibleDirections as e:
-        return PanelOutput(None, A, f"infeasible at t = 0: {e}", False)
+    except InfeasibleDirections as e:  # rank-deficient A, or singular already at t = 0
+        return PanelOutput(None, A, f"infeasible: {e}", False)
     if r.ok:
         peak = np.abs(r.tau).max(axis=0)
         verdict = (f"feasible: the tip follows the path for {t_end:g} s; peak moments "
