@@ -2,7 +2,7 @@
 
 nbval has holes these tests close (see ``shared/NOTEBOOKS.md``): a cleared notebook
 (``execution_count: null``) passes strict nbval while checking nothing, saved widget state
-churns, and outputs can leak machine-specific paths.  The last test re-executes the Ider
+churns, and outputs can leak machine-specific paths.  The last test re-executes every
 notebook with the project's executor in a scratch directory and requires a byte-identical
 file, so the committed outputs are exactly what ``tools/reproduce.py`` writes.
 
@@ -127,21 +127,22 @@ def test_png_figures_only(notebook):
             assert "image/svg+xml" not in out.get("data", {}), f"{path.name}, code cell {i}: SVG output"
 
 
-def test_executor_is_deterministic(tmp_path):
-    """Re-executing the Ider notebook elsewhere (kernel cwd = a scratch dir) gives the committed bytes."""
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_executor_is_deterministic(tmp_path, nb_path):
+    """Re-executing a notebook elsewhere (kernel cwd = a scratch dir) gives the committed bytes."""
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         from execute_notebooks import execute
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    copy = tmp_path / IDER.name
-    shutil.copyfile(IDER, copy)
+    copy = tmp_path / nb_path.name
+    shutil.copyfile(nb_path, copy)
     start = time.perf_counter()
     execute(copy)
     elapsed = time.perf_counter() - start
-    fresh, committed = copy.read_bytes(), IDER.read_bytes()
+    fresh, committed = copy.read_bytes(), nb_path.read_bytes()
     if fresh != committed:
-        a, b = _load(copy), _load(IDER)
+        a, b = _load(copy), _load(nb_path)
         diff = [i for i, (x, y) in enumerate(zip(a["cells"], b["cells"])) if x != y]
         pytest.fail(f"re-executed notebook differs from the committed one in cells {diff} "
-                    f"(run `python tools/reproduce.py {IDER.relative_to(ROOT)}`); took {elapsed:.0f} s")
+                    f"(run `python tools/reproduce.py {nb_path.relative_to(ROOT)}`); took {elapsed:.0f} s")
