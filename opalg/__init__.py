@@ -16,7 +16,7 @@ topology), :mod:`opalg.builders`, :mod:`opalg.kinematics`, :mod:`opalg.algebra`
 (RNEA, CRBA), :mod:`opalg.innovations` (Riccati, ABA, ℳ⁻¹, Υ, Λ⁻¹).
 """
 
-from . import algebra, innovations, kinematics, spatial, urdf  # noqa: F401
+from . import algebra, constrained, innovations, kinematics, spatial, symbolic, urdf  # noqa: F401
 from .innovations import Articulated, aba, articulated, frame_jacobian, lambda_inv, minv, minv_diag, upsilon
 from .builders import planar_arm, random_model, serial_chain
 from .dynamics import bias, composite_inertias, crba, rnea
