@@ -74,7 +74,7 @@ def bias(model: Model, q, qd, gravity: bool = True) -> np.ndarray:
     return rnea.__wrapped__(model, q, qd, bk.zeros(qd.shape, qd, q), gravity)
 
 
-def composite_inertias(model: Model, q, validate: bool = True) -> tuple[list, list]:
+def composite_inertias(model: Model, q, kin=None) -> tuple[list, list]:
     """Composite-body inertias ``R(k)`` (D1: R = M + ℰφ R ℰφ*) and the kinematics used.
 
     Returns ``(R, kin)`` with ``R`` a list of (..., 6, 6) arrays.  R(k) is the
@@ -88,7 +88,8 @@ def composite_inertias(model: Model, q, validate: bool = True) -> tuple[list, li
     >>> float(R[0][5, 5])   # total mass of the arm
     3.0
     """
-    kin = body_kinematics(model, q, validate=validate)
+    if kin is None:  # callers that already have the kinematics (crba, operators) pass them
+        kin = body_kinematics(model, q)
     batch = kin.batch
     R = [model.I_spatial[k] + bk.zeros(batch + (6, 6), model.I_spatial[k], q) for k in range(model.n)]
     for k in reversed(model.order):
@@ -123,7 +124,7 @@ def crba(model: Model, q) -> np.ndarray:
     >>> bool(np.allclose(Mq, Mq.T)), bool(np.all(np.linalg.eigvalsh(Mq) > 0))
     (True, True)
     """
-    R, kin = composite_inertias(model, q, validate=False)
+    R, kin = composite_inertias(model, q, body_kinematics(model, q, validate=False))
     N = model.ndof
     out = bk.zeros(kin.batch + (N, N), q, *R)
     for j in range(model.n):

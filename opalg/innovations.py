@@ -16,7 +16,7 @@ import numpy as np
 from . import _backend as bk
 from .errors import ModelError, StateError
 from .kinematics import Kinematics, body_kinematics, check_state, chunked
-from .model import Model
+from .model import Model, is_rotation
 from .spatial import motion_transform
 
 
@@ -259,10 +259,8 @@ def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
     R, p = bk.asarray(R), bk.asarray(p)
     if R.shape != (3, 3) or p.shape != (3,):
         raise StateError(f"frame on body {body}: R must be 3x3 and p a 3-vector")
-    if R.dtype != object:
-        if not np.all(np.isfinite(R)) or not np.allclose(R.T @ R, np.eye(3), atol=1e-9) \
-                or np.linalg.det(R) <= 0:
-            raise StateError(f"frame on body {body}: R is not a proper rotation matrix")
+    if R.dtype != object and not is_rotation(R):
+        raise StateError(f"frame on body {body}: R is not a proper rotation matrix")
     if p.dtype != object and not np.all(np.isfinite(p)):
         raise StateError(f"frame on body {body}: origin p has non-finite entries {p}")
     return body, motion_transform(bk.mT(R), p)

@@ -78,6 +78,7 @@ def chunked(n_states: int):
     def deco(fn):
         sig = inspect.signature(fn)
         names = list(sig.parameters)[1:1 + n_states]
+        others = list(sig.parameters)[1 + n_states:]
 
         @functools.wraps(fn)
         def wrapper(model, *args, **kw):
@@ -85,7 +86,7 @@ def chunked(n_states: int):
             bound.apply_defaults()
             arrs = [check_state(model, bound.arguments[nm], nm) for nm in names]
             batch = broadcast_batch(model, **dict(zip(names, arrs)))
-            rest = [bound.arguments[nm] for nm in list(sig.parameters)[1 + n_states:]]
+            rest = [bound.arguments[nm] for nm in others]
             size = int(np.prod(batch, dtype=int))
             if size <= CHUNK or any(a.dtype.kind != "f" for a in arrs):
                 return fn(model, *arrs, *rest)
@@ -140,14 +141,11 @@ def joint_transform(joint, qk) -> tuple[np.ndarray, np.ndarray]:
     return X, S
 
 
-def _blk(C, r):
-    """[[C, 0], [-C r~, C]]: linear in C, so sums of coefficients commute with it."""
-    return motion_transform(C, r)
-
-
 def _up_coefficients(model: Model, k: int):
     """Constant 6x6 matrices with ``^kX_℘(q) = X0 + sin q X1 + cos q X2`` (revolute)
-    or ``X0 + q X1`` (prismatic), cached on the model.
+    or ``X0 + q X1`` (prismatic), cached on the model, followed by the same matrices
+    stacked as rows of length 36 (the gemm operand of :func:`up_transform`).
+    ``motion_transform(E, r)`` is linear in E, so it maps each coefficient of E.
 
     Revolute about unit s (S = s~): R(q)^* = I − sin q S + (1 − cos q) S², so
     E = R(q)^* R_T^* = (I + S²)E_T − sin q S E_T − cos q S² E_T and r = r_T.
@@ -163,13 +161,16 @@ def _up_coefficients(model: Model, k: int):
     if joint.kinds[0] == "R":
         S = skew(axis)
         S2 = S @ S
-        coeffs = ("R", _blk(E_T + S2 @ E_T, r_T), _blk(-(S @ E_T), r_T), _blk(-(S2 @ E_T), r_T))
+        mats = [motion_transform(E_T + S2 @ E_T, r_T), motion_transform(-(S @ E_T), r_T),
+                motion_transform(-(S2 @ E_T), r_T)]
     else:
         X1 = bk.zeros((6, 6), E_T, axis)
         X1[3:, :3] = -(E_T @ skew(R_T @ axis))
-        coeffs = ("P", _blk(E_T, r_T), X1)
-    cache[k] = coeffs
-    return coeffs
+        mats = [motion_transform(E_T, r_T), X1]
+    numeric = all(x.dtype.kind == "f" for x in mats)
+    stacked = np.stack([x.reshape(36) for x in mats]) if numeric else None
+    cache[k] = (joint.kinds[0], mats, stacked)
+    return cache[k]
 
 
 def up_transform(model: Model, k: int, qk) -> tuple[np.ndarray, np.ndarray]:
@@ -183,19 +184,18 @@ def up_transform(model: Model, k: int, qk) -> tuple[np.ndarray, np.ndarray]:
     if joint.ndof != 1:
         XJ, S = joint_transform(joint, qk)
         return XJ @ model.X_tree[k], S
-    c = _up_coefficients(model, k)
+    kind, mats, stacked = _up_coefficients(model, k)
     qi = qk[..., 0]
     S = bk.mT(joint.motion_subspace_local())
-    if qi.dtype.kind == "f" and all(x.dtype.kind == "f" for x in c[1:]):
+    if qi.dtype.kind == "f" and stacked is not None:
         # One small gemm, (…, 3) @ (3, 36): much faster than broadcasting sums of 6x6 arrays.
-        basis = [np.ones_like(qi)] + ([np.sin(qi), np.cos(qi)] if c[0] == "R" else [qi])
-        coef = np.stack([x.reshape(36) for x in c[1:]])
-        return (np.stack(basis, -1) @ coef).reshape(qi.shape + (6, 6)), S
+        basis = [np.ones_like(qi)] + ([np.sin(qi), np.cos(qi)] if kind == "R" else [qi])
+        return (np.stack(basis, -1) @ stacked).reshape(qi.shape + (6, 6)), S
     qi = qi[..., None, None]
-    if c[0] == "R":
-        X = c[1] + bk.sin(qi) * c[2] + bk.cos(qi) * c[3]
+    if kind == "R":
+        X = mats[0] + bk.sin(qi) * mats[1] + bk.cos(qi) * mats[2]
     else:
-        X = c[1] + qi * c[2]
+        X = mats[0] + qi * mats[1]
     return X, S
 
 

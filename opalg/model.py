@@ -156,8 +156,10 @@ def _parent_index(k: int, p) -> int:
     raise ModelError(f"body {k}: parent index {p!r} is not an integer")
 
 
-def _is_rotation(R: np.ndarray, tol: float = 1e-9) -> bool:
-    return bool(np.allclose(R.T @ R, np.eye(3), atol=tol) and np.linalg.det(R) > 0)
+def is_rotation(R: np.ndarray, tol: float = 1e-9) -> bool:
+    """True if the numeric 3x3 ``R`` is finite, orthonormal to ``tol`` and has det +1."""
+    return bool(np.all(np.isfinite(R)) and np.allclose(R.T @ R, np.eye(3), atol=tol)
+                and np.linalg.det(R) > 0)
 
 
 def _as_inertia(k: int, name: str, spec) -> Inertia:
@@ -329,7 +331,7 @@ class Model:
             if R.shape != (3, 3) or r.shape != (3,):
                 raise ModelError(f"body {k} ({self.names[k]}): placement must be (3x3 rotation, 3-vector)")
             Rn = _numeric(R)
-            if Rn is not None and (not np.all(np.isfinite(Rn)) or not _is_rotation(Rn)):
+            if Rn is not None and not is_rotation(Rn):
                 raise ModelError(f"body {k} ({self.names[k]}): placement rotation is not a proper rotation")
             rn = _numeric(r)
             if rn is not None and not np.all(np.isfinite(rn)):

@@ -79,7 +79,7 @@ class SpatialOperators:
 
     @cached_property
     def R(self) -> BlockDiagonal:
-        return BlockDiagonal(composite_inertias(self.model, self.q)[0], "R")
+        return BlockDiagonal(composite_inertias(self.model, self.q, self.kin)[0], "R")
 
     @cached_property
     def mass_matrix(self):
