@@ -63,7 +63,7 @@ def test_bad_hinge_and_body_data(hinge, body, msg):
 def test_length_mismatch_and_base():
     with pytest.raises(ValueError, match="hinges"):
         TreeSystem([0, 1], [Hinge(1)], [Body(1.0)] * 2)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ValueError, match="RootMotion"):
         TreeSystem([0], [Hinge(1)], [Body(1.0)], base="prescribed")
 
 

@@ -1,0 +1,225 @@
+r"""Input data of a rooted tree: topology vector, hinges, bodies, root motion; their checks.
+
+Everything here is plain data plus validation, so that a bad topology vector, a DoF count
+outside 0..3 or inconsistent body data fails with a message naming the body or hinge
+*before* any symbolic work starts (Huang, Huang & Zhu 1998, §1.1–1.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+#: The time symbol of prescribed root motion (:class:`RootMotion`) and of time-dependent forces.
+t = sp.Symbol("t", real=True)
+
+
+def Tz(a) -> sp.Matrix:
+    r"""Passive rotation about z: coordinates in the turned frame = ``Tz(a) @`` old coordinates.
+
+    ``Tz(a) = [[cos a, sin a, 0], [-sin a, cos a, 0], [0, 0, 1]]`` (the paper's §1.2).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from opalg.symbolic import Tz
+    >>> Tz(sp.pi / 2) * sp.Matrix([1, 0, 0])      # the old x axis seen from the turned frame
+    Matrix([
+    [ 0],
+    [-1],
+    [ 0]])
+    """
+    c, s = sp.cos(a), sp.sin(a)
+    return sp.Matrix([[c, s, 0], [-s, c, 0], [0, 0, 1]])
+
+
+def Tx(a) -> sp.Matrix:
+    r"""Passive rotation about x: ``Tx(a) = [[1, 0, 0], [0, cos a, sin a], [0, -sin a, cos a]]``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from opalg.symbolic import Tx
+    >>> Tx(sp.pi / 2) * sp.Matrix([0, 1, 0])
+    Matrix([
+    [ 0],
+    [ 0],
+    [-1]])
+    """
+    c, s = sp.cos(a), sp.sin(a)
+    return sp.Matrix([[1, 0, 0], [0, c, s], [0, -s, c]])
+
+
+def skew(v) -> sp.Matrix:
+    """Cross-product matrix: ``skew(a) * b == a.cross(b)``."""
+    return sp.Matrix([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+
+
+def as_matrix(x, shape, what: str) -> sp.Matrix:
+    """``x`` as a sympy column (shape ``(3,)``) or matrix, or a ValueError naming ``what``."""
+    try:
+        m = sp.Matrix(sp.sympify(x))
+    except (TypeError, ValueError, sp.SympifyError):
+        raise ValueError(f"{what}: cannot read {x!r} as a {shape} array") from None
+    if shape == (3,):
+        if m.shape not in ((3, 1), (1, 3)):
+            raise ValueError(f"{what}: expected 3 entries, got shape {m.shape}")
+        return m.reshape(3, 1)
+    if m.shape != shape:
+        raise ValueError(f"{what}: expected shape {shape}, got {m.shape}")
+    return m
+
+
+def is_number(e) -> bool:
+    return bool(getattr(sp.sympify(e), "is_number", False))
+
+
+@dataclass
+class Hinge:
+    """Hinge O_j of body B_j to its inner body.
+
+    ``nr`` Euler angles (0..3, the paper's NR_j), ``nt`` translations (0..3, NT_j) along
+    ``axes`` (nt x 3 unit vectors k_js in the inner frame; default the first nt of x, y, z),
+    ``offset`` = position of O_j in the inner body frame, from the inner body's origin.
+    """
+
+    nr: int = 3
+    nt: int = 0
+    axes: object = None
+    offset: object = (0, 0, 0)
+
+
+@dataclass
+class Body:
+    """Body data: ``mass``, ``com`` = mass-centre offset from the body origin (the displaced
+    hinge point) in body coordinates, ``inertia`` = tensor about the mass centre (body axes)."""
+
+    mass: object
+    com: object = (0, 0, 0)
+    inertia: object = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+
+
+@dataclass
+class RootMotion:
+    r"""Prescribed motion of the root body B0 as explicit functions of :data:`t`.
+
+    ``position`` = B0's origin in the inertial frame; ``angles`` = (H01, H02, H03), the same
+    z-x-z Euler angles as a hinge, so that B0's direction cosine matrix (B0 coordinates from
+    inertial ones) is ``G0 = Tz(H01) Tx(H03) Tz(H02)`` (the paper's A_j = G0 G1 ⋯ chain).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from opalg.symbolic import RootMotion, t
+    >>> spin = RootMotion(angles=(sp.Rational(1, 2) * t, 0, 0))    # 0.5 rad/s about z
+    >>> spin.dcm()[0, :]
+    Matrix([[cos(t/2), sin(t/2), 0]])
+    """
+
+    position: object = (0, 0, 0)
+    angles: object = (0, 0, 0)
+
+    def dcm(self) -> sp.Matrix:
+        """G0(t), B0 coordinates from inertial coordinates."""
+        a1, a2, a3 = as_matrix(self.angles, (3,), "root angles")
+        return Tz(a1) * Tx(a3) * Tz(a2)
+
+
+def check_root(base):
+    """``base`` as a RootMotion (or None for a fixed root), checked to depend on t only."""
+    if isinstance(base, str):
+        if base == "fixed":
+            return None
+        raise ValueError(f"base must be 'fixed' or a RootMotion(position=..., angles=...) of t, got {base!r}")
+    if not isinstance(base, RootMotion):
+        raise ValueError(f"base must be 'fixed' or a RootMotion, got {type(base).__name__}")
+    pos = as_matrix(base.position, (3,), "root position")
+    ang = as_matrix(base.angles, (3,), "root angles")
+    for what, m in (("position", pos), ("angles", ang)):
+        for e in m:
+            if e.atoms(sp.Derivative) or any(isinstance(f, sp.core.function.AppliedUndef)
+                                             for f in e.atoms(sp.Function)):
+                raise ValueError(f"root {what}: {e} is not an explicit function of t "
+                                 "(write the motion out, e.g. 0.1*sin(t))")
+    return RootMotion(pos, ang)
+
+
+def check_topology(T) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Validate the topology vector (T(j) = inner body of B_j, 0 = root); return it and a
+    base-to-tip order of the bodies (by depth, then label)."""
+    try:
+        T = [int(t_) if float(t_) == int(t_) else None for t_ in T]
+    except (TypeError, ValueError):
+        raise ValueError(f"topology vector T must hold integers, got {T!r}") from None
+    n = len(T)
+    if n == 0:
+        raise ValueError("topology vector T is empty (need at least one body)")
+    for j, p in enumerate(T, 1):
+        if p is None:
+            raise ValueError(f"T({j}) is not an integer")
+        if not 0 <= p <= n:
+            raise ValueError(f"T({j}) = {p} is out of range: inner bodies are 0 (root B0) .. {n}")
+        if p == j:
+            raise ValueError(f"T({j}) = {j}: body {j} cannot be its own inner body (cycle)")
+    if 0 not in T:
+        raise ValueError("no body hangs from the root B0 (no T(j) = 0): not a rooted tree")
+    depth = {0: 0}
+    for j in range(1, n + 1):
+        path, k = [], j
+        while k not in depth:
+            if k in path:
+                cyc = path[path.index(k):] + [k]
+                raise ValueError("topology vector T has a cycle: " + " -> ".join(f"B{c}" for c in cyc)
+                                 + " (bodies not connected to the root B0)")
+            path.append(k)
+            k = T[k - 1]
+        for b in reversed(path):
+            depth[b] = depth[T[b - 1]] + 1
+    return tuple(T), tuple(sorted(range(1, n + 1), key=lambda j: (depth[j], j)))
+
+
+def check_hinge(j: int, h) -> Hinge:
+    """Hinge of body j with NR, NT in 0..3, unit independent axes and a 3-vector offset."""
+    h = Hinge(**h) if isinstance(h, dict) else h
+    if not isinstance(h, Hinge):
+        raise ValueError(f"hinge {j}: expected a Hinge or a dict, got {type(h).__name__}")
+    for nm in ("nr", "nt"):
+        v = getattr(h, nm)
+        if not isinstance(v, (int, np.integer)) or not 0 <= v <= 3:
+            raise ValueError(f"hinge {j}: {nm.upper()} = {v!r}, must be an integer in 0..3")
+    axes = sp.eye(3)[:h.nt, :] if h.axes is None else sp.Matrix(sp.sympify(h.axes))
+    if h.nt == 1 and axes.shape == (3, 1):
+        axes = axes.T
+    if h.nt and axes.shape != (h.nt, 3):
+        raise ValueError(f"hinge {j}: translation axes have shape {axes.shape}, expected ({h.nt}, 3)")
+    for s in range(h.nt):
+        nrm = sp.sqrt(sum(a ** 2 for a in axes[s, :]))
+        if is_number(nrm) and abs(float(nrm) - 1) > 1e-9:
+            raise ValueError(f"hinge {j}: translation axis k_{j}{s + 1} is not a unit vector")
+    if h.nt > 1 and all(is_number(a) for a in axes):
+        if np.linalg.matrix_rank(np.array(axes.tolist(), float), 1e-9) < h.nt:
+            raise ValueError(f"hinge {j}: translation axes are linearly dependent")
+    return Hinge(int(h.nr), int(h.nt), axes if h.nt else sp.zeros(0, 3),
+                 as_matrix(h.offset, (3,), f"hinge {j} offset"))
+
+
+def check_body(j: int, b) -> Body:
+    """Body j with a positive scalar mass, a 3-vector mass centre and a symmetric
+    (numerically: positive definite) 3 x 3 inertia tensor."""
+    if isinstance(b, dict):
+        b = Body(**b)
+    elif not isinstance(b, Body):
+        b = Body(*b)
+    m = sp.sympify(b.mass)
+    if not isinstance(m, sp.Expr):
+        raise ValueError(f"body {j}: mass must be a scalar, got {b.mass!r}")
+    if is_number(m) and float(m) <= 0:
+        raise ValueError(f"body {j}: mass must be > 0, got {m}")
+    J = as_matrix(b.inertia, (3, 3), f"body {j} inertia tensor")
+    if (J - J.T).applyfunc(sp.simplify) != sp.zeros(3, 3):
+        raise ValueError(f"body {j}: inertia tensor is not symmetric")
+    if all(is_number(e) for e in J) and np.linalg.eigvalsh(np.array(J.tolist(), float))[0] <= 0:
+        raise ValueError(f"body {j}: inertia tensor is not positive definite")
+    return Body(m, as_matrix(b.com, (3,), f"body {j} mass centre"), J)

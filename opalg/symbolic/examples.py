@@ -1,0 +1,137 @@
+r"""The paper's 5-body rooted tree T = (0, 1, 1, 1, 2) as ready-made TreeSystems.
+
+A payload platform B1 hangs from a space-station truss B0 (the root) on a gimbal; on it sit
+the inner solar-array panel B2 (with the outer panel B5 hinged to it), an antenna boom B3 and
+a radiator B4 (Huang, Huang & Zhu 1998, Fig. 1 and Table 1).  Three hinge choices:
+
+* ``"rot3"``: 3 Euler angles per hinge (15 DoF), the paper's ideal spherical hinges;
+* ``"full6"``: 3 slides + 3 angles per hinge (30 DoF);
+* ``"deploy"``: the deployment mechanism (6 DoF) — a 2-axis gimbal (NR = 2, azimuth H1_1 and
+  elevation H1_3, held by servo springs) and one-axis spring hinges (NR = 1) that swing the
+  appendages from stowed (folded against the platform) to open.  NR = 3 would be singular in
+  the stowed pose: z-x-z angles lose a DoF at H3 = 0, where H1 and H2 turn about the same axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .data import Body, Hinge
+from .tree import TreeSystem
+
+
+def box_inertia(m: float, a: float, b: float, c: float) -> list:
+    """Inertia tensor of a uniform a x b x c box (edges along x, y, z) about its centre."""
+    return [[m * (b * b + c * c) / 12, 0, 0], [0, m * (a * a + c * c) / 12, 0], [0, 0, m * (a * a + b * b) / 12]]
+
+
+#: Deployment mechanism: (body, hinge offset in the inner frame, box centre = mass centre in the
+#: body frame, box edges (x, y, z), mass).  Platform 1.6 m cube-ish, panels 2.0 x 1.2 m.
+_DEPLOY = [
+    (1, (0.0, 0.0, 0.5), (0.0, 0.0, 0.3), (1.6, 1.6, 0.6), 150.0),    # platform on the gimbal
+    (2, (0.8, -0.8, 0.3), (1.0, 0.0, 0.0), (2.0, 0.03, 1.2), 20.0),  # inner panel, opens to +x
+    (3, (-0.8, 0.8, 0.3), (-1.0, 0.0, 0.0), (2.0, 0.08, 0.08), 6.0),  # antenna boom, opens to -x
+    (4, (-0.8, -0.8, 0.3), (0.0, -0.6, 0.0), (0.03, 1.2, 1.0), 10.0),  # radiator, opens to -y
+    (5, (2.0, 0.0, 0.0), (1.0, 0.0, 0.0), (2.0, 0.03, 1.2), 18.0),   # outer panel on the inner one
+]
+
+
+@dataclass
+class DeploymentSetup:
+    """Stowed and open poses, hinge springs and dampers, and drawing boxes of the
+    ``"deploy"`` example.  ``boxes[j] = (centre, edges)`` in body-j coordinates (j = 0: the
+    truss B0)."""
+
+    stowed: np.ndarray
+    open: np.ndarray
+    springs: dict
+    dampers: dict
+    boxes: dict
+
+
+def deployable_example(dof: str = "rot3", gravity=(0, 0, 0), base="fixed") -> TreeSystem:
+    """The paper's 5-body tree T = (0, 1, 1, 1, 2) with ``dof`` = "rot3" (15 DoF), "full6"
+    (30 DoF) or "deploy" (6 DoF, see :func:`deployment_setup`); ``base`` = "fixed" or a
+    RootMotion of the truss B0.
+
+    Examples
+    --------
+    >>> from opalg.symbolic import deployable_example
+    >>> s = deployable_example("rot3")
+    >>> s.T, s.N
+    ((0, 1, 1, 1, 2), 15)
+    >>> [str(x) for x in deployable_example("deploy").q]
+    ['H1_1', 'H1_3', 'H2_1', 'H3_1', 'H4_1', 'H5_1']
+    """
+    if dof not in ("rot3", "full6", "deploy"):
+        raise ValueError(f"dof must be 'rot3', 'full6' or 'deploy', got {dof!r}")
+    T = [0, 1, 1, 1, 2]
+    if dof == "deploy":
+        hinges = [Hinge(2 if j == 1 else 1, 0, None, off) for j, off, *_ in _DEPLOY]
+        bodies = [Body(m, c, box_inertia(m, *e)) for _, _, c, e, m in _DEPLOY]
+        return TreeSystem(T, hinges, bodies, gravity=gravity, base=base)
+    nt = 3 if dof == "full6" else 0
+    offsets = [(0, 0, 1.0), (0.8, 0, 0.2), (0, 0.6, 0.5), (-0.8, 0, 0), (2.0, 0, 0)]
+    bodies = [Body(200.0, (0.0, 0.0, 0.1), [[40.0, 1.0, 0], [1.0, 36.0, 0], [0, 0, 30.0]]),
+              Body(20.0, (1.0, 0.0, 0.0), box_inertia(20.0, 2.0, 1.2, 0.03)),
+              Body(8.0, (0.0, 1.0, 0.05), box_inertia(8.0, 0.1, 2.0, 0.1)),
+              Body(10.0, (-0.5, 0.0, 0.0), box_inertia(10.0, 1.0, 0.8, 0.05)),
+              Body(18.0, (1.0, 0.0, 0.0), box_inertia(18.0, 2.0, 1.2, 0.03))]
+    hinges = [Hinge(3, nt, None, o) for o in offsets]
+    return TreeSystem(T, hinges, bodies, gravity=gravity, base=base)
+
+
+def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=0.0,
+                     k_gimbal: float = 400.0, c_gimbal: float = 150.0) -> DeploymentSetup:
+    """Springs, dampers and poses of the ``"deploy"`` example.
+
+    Stowed: inner panel, boom and radiator turned +90° against the platform faces, the outer
+    panel −180° back onto the inner one; open: all angles 0, which is where the hinge springs
+    (stiffness ``k_hinge`` for B2, B3, B4, B5, N·m/rad; dampers ``c_hinge``) relax.  The gimbal
+    servo is a spring-damper ``k_gimbal``, ``c_gimbal`` on both gimbal angles.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.symbolic import deployable_example, deployment_setup
+    >>> setup = deployment_setup(deployable_example("deploy"))
+    >>> np.degrees(setup.stowed).round(1).tolist()
+    [0.0, 0.0, 90.0, 90.0, 90.0, -180.0]
+    """
+    if [str(x) for x in system.q] != ["H1_1", "H1_3", "H2_1", "H3_1", "H4_1", "H5_1"]:
+        raise ValueError("deployment_setup needs deployable_example('deploy') (coordinates "
+                         "H1_1, H1_3, H2_1, H3_1, H4_1, H5_1)")
+    q = system.q
+    springs = {q[0]: (k_gimbal, 0.0), q[1]: (k_gimbal, 0.0)}
+    springs.update({s: (float(k), 0.0) for s, k in zip(q[2:], k_hinge)})
+    dampers = {q[0]: c_gimbal, q[1]: c_gimbal}
+    if c_hinge:
+        dampers.update({s: float(c_hinge) for s in q[2:]})
+    boxes = {0: ((0.0, 0.0, -0.6), (0.5, 0.5, 2.0))}
+    boxes.update({j: (c, e) for j, _, c, e, _ in _DEPLOY})
+    stowed = np.array([0.0, 0.0, np.pi / 2, np.pi / 2, np.pi / 2, -np.pi])
+    return DeploymentSetup(stowed, np.zeros(6), springs, dampers, boxes)
+
+
+def box_outlines(poses, q, boxes: dict, view: str = "xy", t: float = 0.0) -> dict:
+    """2-D outlines (convex hull of the projected corners) of each body's box at ``q``.
+
+    ``poses`` = :func:`opalg.symbolic.numeric.pose_function` of the system; ``view`` = the two
+    inertial axes to keep ("xy" top view, "xz", "yz").  Returns ``{j: (k, 2) polygon}``.
+    """
+    from scipy.spatial import ConvexHull
+
+    axes = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2)}
+    if view not in axes:
+        raise ValueError(f"view must be one of {sorted(axes)}, got {view!r}")
+    R, p = poses(q, t)
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) / 2
+    out = {}
+    for j, (c, e) in boxes.items():
+        corners = np.asarray(c) + signs * np.asarray(e)
+        world = p[j] + corners @ R[j].T
+        pts = world[:, axes[view]]
+        out[j] = pts[ConvexHull(pts).vertices]
+    return out

@@ -1,0 +1,327 @@
+r"""TreeSystem: kinematics, energies and Lagrange's equations of a rooted tree, in sympy.
+
+The derivation follows Huang, Huang & Zhu (1998) §1.3–1.7 (re-derived; conventions in
+:mod:`opalg.symbolic`): every body velocity is written through its partial velocities,
+``ω_j = J_ωj q̇ + ω_j^t`` and ``v_Cj = J_vj q̇ + v_j^t`` (body coordinates), where the
+``^t`` parts come only from a prescribed root motion.  Then
+
+* ``T = Σ ½ (m_j v_Cj·v_Cj + ω_j·I_j ω_j)`` (§1.6), ``U = −Σ m_j g·r_Cj``;
+* ``M(q) = ∂²T/∂q̇² = Σ m_j J_vjᵀ J_vj + J_ωjᵀ I_j J_ωj``;
+* Lagrange (§1.7): ``d/dt ∂T/∂q̇ − ∂T/∂q + ∂U/∂q = Q``, i.e. ``M q̈ + bias(q, q̇, t) = Q``;
+* generalized forces by partial velocities (§1.5).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import sympy as sp
+
+from .data import (Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body, check_hinge,  # noqa: F401
+                   check_root, check_topology, skew, t)
+
+_ROT = {0: [], 1: [("z", 1)], 2: [("x", 3), ("z", 1)], 3: [("z", 2), ("x", 3), ("z", 1)]}
+_UNIT = {"z": sp.Matrix([0, 0, 1]), "x": sp.Matrix([1, 0, 0])}
+
+
+def hinge_terms(chain, value):
+    """Relative kinematics of one hinge, applied in ``chain`` order (inner -> body).
+
+    ``chain`` = [(kind "P"|"z"|"x", axis, i)], ``value(i)`` = the coordinate.  Returns G
+    (body from inner), the displacement ``Σ k_s Z_s`` (inner frame), and the columns
+    ``{i: vector}`` of the translational partials (inner frame) and of ``Ω`` (body frame):
+    ``Ω = Σ q̇_i (T_last ⋯ T_i+1) e_i``."""
+    G, disp, K, E = sp.eye(3), sp.zeros(3, 1), {}, {}
+    for kind, axis, i in chain:
+        if kind == "P":
+            disp, K[i] = disp + axis * value(i), axis
+            continue
+        Tm = (Tz if kind == "z" else Tx)(value(i))
+        E = {k: Tm * v for k, v in E.items()}
+        E[i], G = _UNIT[kind], Tm * G
+    return G, disp, K, E
+
+
+class TreeSystem:
+    """Rooted tree of rigid bodies with its equations of motion derived by sympy.
+
+    Parameters
+    ----------
+    T : sequence of int, length n
+        Topology vector: ``T[j-1]`` = inner body of B_j, 0 = the root B0 (paper §1.1).
+    hinges : sequence of Hinge or dict (keys nr, nt, axes, offset)
+    bodies : sequence of Body, dict (mass, com, inertia) or tuple (mass, com, inertia)
+    gravity : 3-vector in the inertial frame (uniform field)
+    base : "fixed" or RootMotion
+        A fixed root B0 is the inertial frame; a :class:`RootMotion` prescribes B0's
+        position and Euler angles as explicit functions of :data:`t`.
+
+    Examples
+    --------
+    >>> import numpy as np, sympy as sp, opalg
+    >>> from opalg.symbolic import Body, Hinge, TreeSystem
+    >>> sys2 = TreeSystem([0, 1], [Hinge(1, 0), Hinge(1, 0, offset=[1, 0, 0])],
+    ...                   [Body(1, [0.5, 0, 0], np.diag([0.1, 0.1, 0.1]))] * 2)
+    >>> sys2.q
+    [H1_1, H2_1]
+    >>> M = sys2.mass_matrix()
+    >>> q = np.array([0.3, -0.2])
+    >>> Mnum = np.array(M.subs(dict(zip(sys2.q, q))).evalf(), dtype=float)
+    >>> bool(np.allclose(Mnum, opalg.crba(sys2.to_model(), q)))
+    True
+    """
+
+    def __init__(self, T, hinges, bodies, gravity=(0, 0, 0), base="fixed"):
+        self.T, self.order = check_topology(T)
+        n = self.n = len(self.T)
+        for what, seq in (("hinges", hinges), ("bodies", bodies)):
+            if len(seq) != n:
+                raise ValueError(f"{what} has {len(seq)} entries but T has {n} bodies")
+        self.hinges = [check_hinge(j, h) for j, h in enumerate(hinges, 1)]
+        self.bodies = [check_body(j, b) for j, b in enumerate(bodies, 1)]
+        self.gravity = as_matrix(gravity, (3,), "gravity")
+        self.root = check_root(base)
+        # generalized coordinates, per body Z_j1..Z_jNT then H_j1, H_j2, H_j3 (present ones)
+        self.q, self.qd, self.coords, self.slices = [], [], [], {}
+        for j, h in enumerate(self.hinges, 1):
+            start = len(self.q)
+            self.coords += [(j, "Z", s) for s in range(1, h.nt + 1)]
+            self.coords += [(j, "H", i) for i in {0: (), 1: (1,), 2: (1, 3), 3: (1, 2, 3)}[h.nr]]
+            self.q += [sp.Symbol(f"{c}{j}_{s}", real=True) for (_, c, s) in self.coords[start:]]
+            self.qd += [sp.Symbol(f"{c}d{j}_{s}", real=True) for (_, c, s) in self.coords[start:]]
+            self.slices[j] = slice(start, len(self.q))
+        self.N = len(self.q)
+        if self.root is not None:
+            bad = set().union(*(e.free_symbols for e in (*self.root.position, *self.root.angles)))
+            bad &= set(self.q) | set(self.qd)
+            if bad:
+                raise ValueError(f"root motion depends on coordinates {sorted(map(str, bad))}: "
+                                 "it must be prescribed as a function of t")
+        self._kin, self._M, self._bias = None, None, {}
+        self.timings: dict[str, float] = {}
+
+    @property
+    def prescribed(self) -> bool:
+        """True when the root B0 moves (bias, energies then depend on t)."""
+        return self.root is not None
+
+    def coordinate(self, j: int, kind: str, index: int) -> sp.Symbol:
+        """The symbol of ``Z_j,index`` (kind "Z") or ``H_j,index`` (kind "H"), or a ValueError."""
+        try:
+            return self.q[self.coords.index((j, kind, index))]
+        except ValueError:
+            raise ValueError(f"body {j} has no coordinate {kind}{j}_{index} (hinge NR = "
+                             f"{self.hinges[j - 1].nr}, NT = {self.hinges[j - 1].nt})") from None
+
+    # ------------------------------------------------------------------ kinematics
+    def hinge_chain(self, j: int) -> list:
+        """[(kind, axis, q index)] of hinge j in application order: slides, then z(H2), x(H3),
+        z(H1), so that G_j = Tz(H1) Tx(H3) Tz(H2)."""
+        sl, h = self.slices[j], self.hinges[j - 1]
+        idx = {self.coords[i][1:]: i for i in range(sl.start, sl.stop)}
+        chain = [("P", h.axes[s - 1, :].T, idx[("Z", s)]) for s in range(1, h.nt + 1)]
+        return chain + [(ax, None, idx[("H", i)]) for ax, i in _ROT[h.nr]]
+
+    def relative_dcm(self, j: int) -> sp.Matrix:
+        """G_j: body-j coordinates from inner-body coordinates (paper §1.2).
+
+        Examples
+        --------
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> TreeSystem([0], [Hinge(2)], [Body(1)]).relative_dcm(1)     # Tz(H1) Tx(H3)
+        Matrix([
+        [ cos(H1_1), sin(H1_1)*cos(H1_3), sin(H1_1)*sin(H1_3)],
+        [-sin(H1_1), cos(H1_1)*cos(H1_3), sin(H1_3)*cos(H1_1)],
+        [         0,          -sin(H1_3),           cos(H1_3)]])
+        """
+        return hinge_terms(self.hinge_chain(j), lambda i: self.q[i])[0]
+
+    def _root_kinematics(self) -> dict:
+        N, Z3, z = self.N, sp.zeros(3, self.N), sp.zeros(3, 1)
+        if self.root is None:
+            return dict(R=sp.eye(3), rO=z, Jw=Z3, Ju=Z3, wt=z, ut=z)
+        vals = list(self.root.position) + list(self.root.angles)
+        chain = [("P", sp.eye(3)[:, s], s) for s in range(3)] + [("z", None, 4), ("x", None, 5), ("z", None, 3)]
+        G0, r0, K, E = hinge_terms(chain, lambda i: vals[i])
+        w0 = sum((E[i] * vals[i].diff(t) for i in E), z)
+        return dict(R=G0.T, rO=r0, Jw=Z3, Ju=Z3, wt=w0, ut=G0 * r0.diff(t))
+
+    def kinematics(self) -> dict:
+        """Per body j (0 = root): ``G`` (G_j), ``R`` (inertial from body, = A_jᵀ), ``rO``, ``rC``
+        (origin and mass centre, inertial), and the partial velocities in body coordinates,
+        ``Jw`` (ω = Jw q̇ + wt) and ``Jv`` (v_C = Jv q̇ + vt), 3 x N; ``Ju``/``ut`` for the origin.
+
+        Paper §1.3–1.4: ``ω_j = G_j ω_inner + Ω_j``; the origin velocity
+        ``u_j = G_j (u_inner + ω_inner × ρ_j + Σ k_js Ż_js)``, ``ρ_j = d_j + Σ k_js Z_js``;
+        ``v_Cj = u_j + ω_j × c_j``.
+        """
+        if self._kin is not None:
+            return self._kin
+        kin = {0: self._root_kinematics()}
+        for j in self.order:
+            p, h, b = kin[self.T[j - 1]], self.hinges[j - 1], self.bodies[j - 1]
+            G, disp, Kc, Ec = hinge_terms(self.hinge_chain(j), lambda i: self.q[i])
+            rho, K, E = h.offset + disp, sp.zeros(3, self.N), sp.zeros(3, self.N)
+            for i, v in Kc.items():
+                K[:, i] = v
+            for i, v in Ec.items():
+                E[:, i] = v
+            Jw, wt = G * p["Jw"] + E, G * p["wt"]
+            Ju = G * (p["Ju"] - skew(rho) * p["Jw"] + K)
+            ut = G * (p["ut"] - skew(rho) * p["wt"])
+            R, rO = p["R"] * G.T, p["rO"] + p["R"] * rho
+            kin[j] = dict(G=G, R=R, rO=rO, rC=rO + R * b.com, Jw=Jw, wt=wt, Ju=Ju, ut=ut,
+                          Jv=Ju - skew(b.com) * Jw, vt=ut - skew(b.com) * wt)
+        self._kin = kin
+        return kin
+
+    def velocities(self, j: int) -> tuple[sp.Matrix, sp.Matrix]:
+        """(ω_j, v_Cj) of body j in body coordinates, as expressions in q, q̇ (and t)."""
+        k, qd = self.kinematics()[j], sp.Matrix(self.qd)
+        return k["Jw"] * qd + k["wt"], k["Jv"] * qd + k["vt"]
+
+    # ------------------------------------------------------------------ energies, EoM
+    def kinetic_energy(self) -> sp.Expr:
+        """T = Σ ½ (m_j v_Cj·v_Cj + ω_j·I_j ω_j) (paper §1.6), directly from the velocities."""
+        T = sp.Integer(0)
+        for j in range(1, self.n + 1):
+            b, (w, v) = self.bodies[j - 1], self.velocities(j)
+            T += sp.Rational(1, 2) * (b.mass * (v.T * v)[0] + (w.T * b.inertia * w)[0])
+        return T
+
+    def potential_energy(self) -> sp.Expr:
+        """U = −Σ m_j g·r_Cj (uniform gravity g, inertial frame)."""
+        kin = self.kinematics()
+        return -sum((self.bodies[j - 1].mass * (self.gravity.T * kin[j]["rC"])[0]
+                     for j in range(1, self.n + 1)), sp.Integer(0))
+
+    def mass_matrix(self) -> sp.Matrix:
+        """M(q) = Σ m J_vᵀ J_v + J_ωᵀ I J_ω, the Hessian of T in q̇ (sympy N x N)."""
+        if self._M is None:
+            t0 = time.perf_counter()
+            kin, M = self.kinematics(), sp.zeros(self.N, self.N)
+            for j in range(1, self.n + 1):
+                b, Jv, Jw = self.bodies[j - 1], kin[j]["Jv"], kin[j]["Jw"]
+                M += b.mass * Jv.T * Jv + Jw.T * b.inertia * Jw
+            self._M = M
+            self.timings["mass_matrix"] = time.perf_counter() - t0
+        return self._M
+
+    def bias(self, method: str = "kane") -> sp.Matrix:
+        r"""bias(q, q̇, t) with ``M q̈ + bias = Q``: Coriolis, centrifugal, gravity and
+        root-motion terms (sympy N x 1).
+
+        ``method="lagrange"``: Lagrange's equations at q̈ = 0 with ``p = ∂T/∂q̇``,
+        ``(∂p/∂q) q̇ + ∂p/∂t − ∂T/∂q + ∂U/∂q``.  ``method="kane"`` (default, faster): the
+        same equations by partial velocities,
+        ``Σ J_vjᵀ m_j (v̇_j + ω_j × v_j − R_jᵀ g) + J_ωjᵀ (I_j ω̇_j + ω_j × I_j ω_j)``,
+        body-coordinate velocities, dots = time derivatives at q̈ = 0.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> g = sp.Symbol("g")
+        >>> pend = TreeSystem([0], [Hinge(1)], [Body(2, (1, 0, 0), sp.eye(3))], gravity=(0, -g, 0))
+        >>> pend.bias("lagrange"), pend.bias("kane")
+        (Matrix([[2*g*cos(H1_1)]]), Matrix([[2*g*cos(H1_1)]]))
+        """
+        if method not in self._bias:
+            if method not in ("kane", "lagrange"):
+                raise ValueError(f"method must be 'kane' or 'lagrange', got {method!r}")
+            M = self.mass_matrix()
+            t0 = time.perf_counter()
+            q, qd, kin = sp.Matrix(self.q), sp.Matrix(self.qd), self.kinematics()
+            if method == "lagrange":
+                p = M * qd
+                for j in range(1, self.n + 1):
+                    b, k = self.bodies[j - 1], kin[j]
+                    p += k["Jv"].T * (b.mass * k["vt"]) + k["Jw"].T * (b.inertia * k["wt"])
+                T, U = self.kinetic_energy(), self.potential_energy()
+                B = (p.jacobian(q) * qd + p.diff(t) - sp.Matrix([T.diff(x) for x in self.q])
+                     + sp.Matrix([U.diff(x) for x in self.q]))
+            else:
+                B = sp.zeros(self.N, 1)
+                for j in range(1, self.n + 1):
+                    b, k = self.bodies[j - 1], kin[j]
+                    w, v = self.velocities(j)
+                    wdot, vdot = w.jacobian(q) * qd + w.diff(t), v.jacobian(q) * qd + v.diff(t)
+                    B += k["Jv"].T * (b.mass * (vdot + w.cross(v) - k["R"].T * self.gravity))
+                    B += k["Jw"].T * (b.inertia * wdot + w.cross(b.inertia * w))
+            self._bias[method] = B
+            self.timings["bias_" + method] = time.perf_counter() - t0
+        return self._bias[method]
+
+    def generalized_forces(self, forces=None, moments=None, springs=None, dampers=None) -> sp.Matrix:
+        r"""Q from applied forces and hinge forces by partial velocities (paper §1.5).
+
+        ``forces`` / ``moments``: dicts j -> 3-vector, the resultant F_j at the mass centre and
+        the moment L_j, in body-j coordinates (may depend on q, q̇, t):
+        ``Q_i = Σ_j F_j·∂v_Cj/∂q̇_i + L_j·∂ω_j/∂q̇_i``.  Non-ideal hinges: ``springs``
+        {coordinate: (k, q0)} and ``dampers`` {coordinate: c} add ``−k (q − q0) − c q̇``.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> s = TreeSystem([0], [Hinge(1, 1)], [Body(1, (1, 0, 0))])
+        >>> s.q
+        [Z1_1, H1_1]
+        >>> F = sp.Symbol("F")
+        >>> s.generalized_forces(forces={1: (0, F, 0)}, springs={s.q[1]: (3, 0)}).T
+        Matrix([[-F*sin(H1_1), F - 3*H1_1]])
+        """
+        kin, Q = self.kinematics(), sp.zeros(self.N, 1)
+        for name, load, key in (("force", forces, "Jv"), ("moment", moments, "Jw")):
+            for j, F in (load or {}).items():
+                if j not in kin or j == 0:
+                    raise ValueError(f"{name} on body {j}: no such body (bodies are 1..{self.n})")
+                Q += kin[j][key].T * as_matrix(F, (3,), f"{name} on body {j}")
+        index = {s: i for i, s in enumerate(self.q)}
+        for what, table in (("spring", springs), ("damper", dampers)):
+            for s in table or {}:
+                if s not in index:
+                    raise ValueError(f"{what} on {s!r}: not a generalized coordinate of this system "
+                                     f"(coordinates: {', '.join(map(str, self.q))})")
+        for s, (k, q0) in (springs or {}).items():
+            Q[index[s]] -= k * (s - q0)
+        for s, c in (dampers or {}).items():
+            Q[index[s]] -= c * self.qd[index[s]]
+        return Q
+
+    def equations_of_motion(self, Q=None) -> sp.Matrix:
+        """``M q̈ + bias − Q`` (sympy), with symbols ``qdd0..`` for q̈."""
+        qdd = sp.Matrix(sp.symbols(f"qdd0:{self.N}", real=True))
+        Q = sp.zeros(self.N, 1) if Q is None else Q
+        return self.mass_matrix() * qdd + self.bias() - Q
+
+    # ------------------------------------------------------------------ numeric and opalg routes
+    def lambdify(self, subs=None, with_bias: bool = True, method: str = "kane"):
+        """Numeric callables ``M(q)`` and ``bias(q, qd, t=0.0)`` (sympy.lambdify with cse).
+
+        ``subs`` maps remaining symbolic parameters (masses, lengths, rates) to numbers.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from opalg.symbolic import deployable_example
+        >>> Mf, bf = deployable_example("deploy").lambdify()
+        >>> Mf(np.zeros(6)).shape, bf(np.zeros(6), np.zeros(6)).shape
+        ((6, 6), (6,))
+        """
+        from .numeric import lambdify_system
+        return lambdify_system(self, subs, with_bias, method)
+
+    def to_model(self, with_root: bool = False):
+        """The same system as an opalg Model (one single-axis body per coordinate, label = q
+        index, massless intermediate frames); ``with_root=True`` prepends the six axes of a
+        prescribed root.  See :func:`opalg.symbolic.model_route.to_model`."""
+        from .model_route import to_model
+        return to_model(self, with_root)
+
+    def simulate(self, q0, qd0, t_span, **kwargs):
+        """Integrate ``M q̈ = Q − bias`` with scipy's solve_ivp; see
+        :func:`opalg.symbolic.numeric.simulate` for the arguments and the energy check."""
+        from .numeric import simulate
+        return simulate(self, q0, qd0, t_span, **kwargs)
