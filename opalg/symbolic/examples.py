@@ -83,13 +83,14 @@ def deployable_example(dof: str = "rot3", gravity=(0, 0, 0), base="fixed") -> Tr
     return TreeSystem(T, hinges, bodies, gravity=gravity, base=base)
 
 
-def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=0.0,
+def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(50.0, 8.0, 5.0, 15.0),
                      k_gimbal: float = 400.0, c_gimbal: float = 150.0) -> DeploymentSetup:
     """Springs, dampers and poses of the ``"deploy"`` example.
 
     Stowed: inner panel, boom and radiator turned +90° against the platform faces, the outer
     panel −180° back onto the inner one; open: all angles 0, which is where the hinge springs
-    (stiffness ``k_hinge`` for B2, B3, B4, B5, N·m/rad; dampers ``c_hinge``) relax.  The gimbal
+    (stiffness ``k_hinge`` for B2, B3, B4, B5 in N·m/rad; viscous dampers ``c_hinge`` in
+    N·m·s/rad, about 0.6–0.7 of critical for each appendage alone) relax.  The gimbal
     servo is a spring-damper ``k_gimbal``, ``c_gimbal`` on both gimbal angles.
 
     Examples
@@ -107,8 +108,7 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=0
     springs = {q[0]: (k_gimbal, 0.0), q[1]: (k_gimbal, 0.0)}
     springs.update({s: (float(k), 0.0) for s, k in zip(q[2:], k_hinge)})
     dampers = {q[0]: c_gimbal, q[1]: c_gimbal}
-    if c_hinge:
-        dampers.update({s: float(c_hinge) for s in q[2:]})
+    dampers.update({s: float(c) for s, c in zip(q[2:], np.broadcast_to(c_hinge, 4)) if c})
     boxes = {0: ((0.0, 0.0, -0.6), (0.5, 0.5, 2.0))}
     boxes.update({j: (c, e) for j, _, c, e, _ in _DEPLOY})
     stowed = np.array([0.0, 0.0, np.pi / 2, np.pi / 2, np.pi / 2, -np.pi])

@@ -10,7 +10,7 @@ root only: a prescribed root does work that is not part of the balance).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.integrate
@@ -19,7 +19,7 @@ import sympy as sp
 from .data import t
 
 
-def _free(system, exprs, subs):
+def _free(system, exprs):
     allowed = set(system.q) | set(system.qd) | {t}
     free = set().union(*(sp.sympify(e).free_symbols for e in exprs)) - allowed
     if free:
@@ -30,29 +30,37 @@ def _subs(e, subs):
     return e.subs(subs) if subs else e
 
 
-def lambdify_system(system, subs=None, with_bias=True, method="kane"):
-    """``M(q)`` and ``bias(q, qd, t=0.0)`` as numpy callables; see TreeSystem.lambdify."""
-    import time
-    t0 = time.perf_counter()
+def _mass_function(system, subs):
     M = _subs(system.mass_matrix(), subs)
-    B = _subs(system.bias(method), subs) if with_bias else None
-    _free(system, [M] if B is None else [M, B], None)
-    Mf = sp.lambdify([system.q], M, "numpy", cse=True)
-    N = system.N
+    _free(system, [M])
+    Mf, N = sp.lambdify([system.q], M, "numpy", cse=True), system.N
 
     def Mfun(q):
         return np.asarray(Mf(_state(q, N, "q")), float)
 
-    if B is None:
-        system.timings["lambdify"] = time.perf_counter() - t0
-        return Mfun
-    Bf = sp.lambdify([system.q, system.qd, t], B, "numpy", cse=True)
+    return Mfun
+
+
+def _bias_function(system, subs, method):
+    B = _subs(system.bias(method), subs)
+    _free(system, [B])
+    Bf, N = sp.lambdify([system.q, system.qd, t], B, "numpy", cse=True), system.N
 
     def Bfun(q, qd, t=0.0):
         return np.asarray(Bf(_state(q, N, "q"), _state(qd, N, "qd"), float(t)), float).reshape(-1)
 
+    return Bfun
+
+
+def lambdify_system(system, subs=None, with_bias=True, method="kane"):
+    """``M(q)`` and ``bias(q, qd, t=0.0)`` as numpy callables; see TreeSystem.lambdify."""
+    import time
+    t0 = time.perf_counter()
+    out = _mass_function(system, subs)
+    if with_bias:
+        out = out, _bias_function(system, subs, method)
     system.timings["lambdify"] = time.perf_counter() - t0
-    return Mfun, Bfun
+    return out
 
 
 def _state(x, N, name):
@@ -70,7 +78,7 @@ def pose_function(system, subs=None):
     kin = system.kinematics()
     exprs = [_subs(kin[j]["R"], subs) for j in range(system.n + 1)]
     exprs += [_subs(kin[j]["rO"], subs) for j in range(system.n + 1)]
-    _free(system, exprs, None)
+    _free(system, exprs)
     f = sp.lambdify([system.q, t], exprs, "numpy", cse=True)
     n1 = system.n + 1
 
@@ -99,7 +107,6 @@ class Trajectory:
     message: str
     prescribed_root: bool = False
     nfev: int = 0
-    extra: dict = field(default_factory=dict)
 
     @property
     def energy(self) -> np.ndarray:
@@ -188,15 +195,16 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     if Q is not None:
         Qa = Qa + sp.Matrix(Q)
     Qs, Qa = _subs(Qs, subs), _subs(Qa, subs)
-    Mf, Bf = lambdify_system(system, subs)
-    _free(system, [Qs, Qa], None)
+    _free(system, [Qs, Qa])
+    Mf = _mass_function(system, subs)
+    _factor(system, Mf(q0), q0, t_span[0])        # refuse a singular start before the long work
+    Bf = _bias_function(system, subs, "kane")
     qs, qds = system.q, system.qd
     Qf = sp.lambdify([qs, qds, t], [Qs, Qa], "numpy", cse=True)
     Tf = sp.lambdify([qs, qds, t], _subs(system.kinetic_energy(), subs), "numpy", cse=True)
     Uf = sp.lambdify([qs, t], _subs(system.potential_energy(), subs), "numpy", cse=True)
     Us = sum((sp.Rational(1, 2) * k * (s - c) ** 2 for s, (k, c) in springs.items()), sp.Integer(0))
     Usf = sp.lambdify([qs], _subs(Us, subs), "numpy")
-    _factor(system, Mf(q0), q0, t_span[0])
 
     idx = [(qs.index(s), float(_subs(sp.sympify(c), subs))) for s, c in dampers.items()]
 
