@@ -9,9 +9,12 @@ For ``opalg.symbolic.deployable_example("rot3")`` (5 bodies, 15 DoF) and ``"full
 * the operator algebra with sympy entries: ``opalg.crba`` of ``system.to_model()`` at
   symbolic q (``--skip-operator`` to leave it out: it builds unsimplified products);
 * numeric evaluation: the lambdified (cse) ℳ(q) per call against ``opalg.crba`` of the
-  same model, single state and batched per state.
+  same model, single state and batched per state;
+* simulation: the 6-DoF deployment (``"deploy"``, 30 s) integrated with the generated
+  functions (``TreeSystem.simulate``) and with opalg's ABA on ``to_model()``, same solver and
+  tolerances; time per right-hand side and in all, and their ratio.
 
-Run: ``python benchmarks/bench_symbolic.py [--dof rot3 full6] [--skip-operator]``.
+Run: ``python benchmarks/bench_symbolic.py [--dof rot3 full6] [--skip-operator] [--skip-sim]``.
 """
 from __future__ import annotations
 
@@ -20,10 +23,11 @@ import time
 import timeit
 
 import numpy as np
+import scipy.integrate
 import sympy as sp
 
 import opalg
-from opalg.symbolic import deployable_example
+from opalg.symbolic import deployable_example, deployment_setup
 
 
 def ops_after_cse(M: sp.Matrix) -> int:
@@ -31,10 +35,42 @@ def ops_after_cse(M: sp.Matrix) -> int:
     return int(sum(sp.count_ops(e) for _, e in repl) + sum(sp.count_ops(e) for e in reduced))
 
 
+def bench_simulation() -> None:
+    system = deployable_example("deploy")
+    setup = deployment_setup(system)
+    span, y0 = (0.0, 30.0), np.r_[setup.stowed, np.zeros(6)]
+    t0 = time.perf_counter()
+    system.lambdify()
+    t_gen = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run = system.simulate(setup.stowed, np.zeros(6), span, springs=setup.springs, dampers=setup.dampers,
+                          t_eval=[span[1]])
+    t_sym = time.perf_counter() - t0
+    model = system.to_model()
+    k = np.array([setup.springs[s][0] for s in system.q])
+    c = np.array([setup.dampers.get(s, 0.0) for s in system.q])
+
+    def rhs(_, y):
+        q, qd = y[:6], y[6:]
+        return np.r_[qd, opalg.aba(model, q, qd, -k * q - c * qd)]
+
+    t0 = time.perf_counter()
+    sol = scipy.integrate.solve_ivp(rhs, span, y0, method="DOP853", rtol=1e-10, atol=1e-10, t_eval=[span[1]])
+    t_aba = time.perf_counter() - t0
+    assert np.abs(sol.y[:6, -1] - run.q[-1]).max() < 1e-6
+    print(f"\ndeployment, 6 DoF, 30 s (DOP853, rtol = atol = 1e-10); generating M and bias took "
+          f"{t_gen:.2f} s (cached on the system); the generated run's total includes lambdify of T, U, Q")
+    print(f"{'route':>22} {'rhs evals':>9} {'total s':>8} {'us/rhs':>8}")
+    print(f"{'generated (sympy)':>22} {run.nfev:9d} {t_sym:8.2f} {t_sym / run.nfev * 1e6:8.1f}")
+    print(f"{'opalg aba':>22} {sol.nfev:9d} {t_aba:8.2f} {t_aba / sol.nfev * 1e6:8.1f}")
+    print(f"ratio opalg / generated per rhs: {(t_aba / sol.nfev) / (t_sym / run.nfev):.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dof", nargs="+", default=["rot3", "full6"])
     ap.add_argument("--skip-operator", action="store_true")
+    ap.add_argument("--skip-sim", action="store_true")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     print(f"{'case':>6} {'N':>3} {'M derive':>9} {'bias':>7} {'ops(M)':>7} {'op-alg M':>9} {'ops':>7}"
@@ -68,6 +104,8 @@ def main() -> None:
         t_batch = min(timeit.repeat(lambda: opalg.crba(model, Q), number=1, repeat=3)) / len(Q)
         print(f"{dof:>6} {N:>3} {t_M:8.2f}s {t_b:6.2f}s {n_ops:7d} {t_op:8.2f}s {n_op:7d}"
               f" {t_l:8.2f}s {t_num * 1e6:8.1f} {t_crba * 1e6:8.1f} {t_batch * 1e6:17.2f}")
+    if not args.skip_sim:
+        bench_simulation()
 
 
 if __name__ == "__main__":

@@ -211,3 +211,26 @@ def test_energy_consistency_numeric():
     for _ in range(3):
         q, qd = rng.normal(size=(2, sysm.N))
         assert abs(0.5 * qd @ Mf(q) @ qd - Tf(q, qd)) < RTOL * abs(Tf(q, qd))
+
+
+def test_inertia_triangle_inequality():
+    """Principal moments (1, 1, 3) belong to no mass distribution (I1 + I2 < I3)."""
+    with pytest.raises(ValueError, match="body 1: principal moments .* triangle inequality"):
+        TreeSystem([0], [Hinge(1)], [Body(1.0, inertia=np.diag([1.0, 1.0, 3.0]))])
+    TreeSystem([0], [Hinge(1)], [Body(1.0, inertia=np.diag([1.0, 1.0, 2.0]))])   # a thin disc: the limit
+
+
+def test_cse_reconstructs_M_and_bias():
+    system = symbolic.deployable_example("deploy")
+    reps, Mr, Br = system.cse()
+    assert len(reps) > 10
+    back = dict()
+    for x, e in reps:
+        back[x] = e.xreplace(back)
+    rng = np.random.default_rng(4)
+    q, qd = rng.normal(size=(2, system.N))
+    sub = {**dict(zip(system.q, q)), **dict(zip(system.qd, qd))}
+    Mf, Bf = system.lambdify()
+    M_cse = np.array(Mr.xreplace(back).xreplace(sub).evalf(), dtype=float)
+    B_cse = np.array(Br.xreplace(back).xreplace(sub).evalf(), dtype=float).ravel()
+    assert rel_err(M_cse, Mf(q)) < RTOL and rel_err(B_cse, Bf(q, qd)) < RTOL

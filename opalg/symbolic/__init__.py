@@ -24,7 +24,7 @@ q order
     coordinate, *label = q index*, chained in application order (prismatic axes, then z(H2),
     x(H3), z(H1)); the intermediate frames are massless, the last one carries B_j's inertia.
 Equations
-    ``M(q) q̈ + bias(q, q̇) = Q`` with ``bias = d/dt(∂T/∂q̇) − ∂T/∂q − M q̈ + ∂U/∂q`` (Lagrange),
+    ``M(q) q̈ + bias(q, q̇, t) = Q`` with ``bias = d/dt(∂T/∂q̇) − ∂T/∂q − M q̈ + ∂U/∂q`` (Lagrange),
     ``M = Σ m_j J_vjᵀ J_vj + J_ωjᵀ I_j J_ωj`` from the partial velocities (= ∂²T/∂q̇²).
 
 Prescribed root

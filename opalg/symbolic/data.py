@@ -206,8 +206,8 @@ def check_hinge(j: int, h) -> Hinge:
 
 
 def check_body(j: int, b) -> Body:
-    """Body j with a positive scalar mass, a 3-vector mass centre and a symmetric
-    (numerically: positive definite) 3 x 3 inertia tensor."""
+    """Body j with a positive scalar mass, a 3-vector mass centre and a symmetric 3 x 3
+    inertia tensor (when numeric: positive definite, principal moments obeying I1 + I2 >= I3)."""
     if isinstance(b, dict):
         b = Body(**b)
     elif not isinstance(b, Body):
@@ -220,6 +220,12 @@ def check_body(j: int, b) -> Body:
     J = as_matrix(b.inertia, (3, 3), f"body {j} inertia tensor")
     if (J - J.T).applyfunc(sp.simplify) != sp.zeros(3, 3):
         raise ValueError(f"body {j}: inertia tensor is not symmetric")
-    if all(is_number(e) for e in J) and np.linalg.eigvalsh(np.array(J.tolist(), float))[0] <= 0:
-        raise ValueError(f"body {j}: inertia tensor is not positive definite")
+    if all(is_number(e) for e in J):
+        ev = np.linalg.eigvalsh(np.array(J.tolist(), float))
+        if ev[0] <= 0:
+            raise ValueError(f"body {j}: inertia tensor is not positive definite")
+        # a real mass distribution has I1 + I2 >= I3 for its principal moments
+        if ev[0] + ev[1] < ev[2] * (1 - 1e-12):
+            raise ValueError(f"body {j}: principal moments {np.round(ev, 6).tolist()} violate the triangle "
+                             "inequality I1 + I2 >= I3: no mass distribution has this inertia tensor")
     return Body(m, as_matrix(b.com, (3,), f"body {j} mass centre"), J)

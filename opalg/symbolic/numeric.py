@@ -30,6 +30,24 @@ def _subs(e, subs):
     return e.subs(subs) if subs else e
 
 
+def _cached(kind):
+    """Cache generated functions on the system per (kind, subs, method): lambdify of a
+    15-DoF bias takes seconds, and simulate/lambdify may be called many times."""
+    def wrap(make):
+        def get(system, subs, *args):
+            try:
+                key = (kind, tuple(sorted((str(k), complex(v)) for k, v in (subs or {}).items())), args)
+            except (TypeError, ValueError):
+                return make(system, subs, *args)
+            cache = system.__dict__.setdefault("_numeric", {})
+            if key not in cache:
+                cache[key] = make(system, subs, *args)
+            return cache[key]
+        return get
+    return wrap
+
+
+@_cached("M")
 def _mass_function(system, subs):
     M = _subs(system.mass_matrix(), subs)
     _free(system, [M])
@@ -41,6 +59,7 @@ def _mass_function(system, subs):
     return Mfun
 
 
+@_cached("bias")
 def _bias_function(system, subs, method):
     B = _subs(system.bias(method), subs)
     _free(system, [B])
