@@ -15,7 +15,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Modules whose ``__main__`` regenerates PNG/CSV files in figures/ (added by later issues).
-FIGURE_SCRIPTS: list[str] = ["opalg.ider"]
+FIGURE_SCRIPTS: list[str] = ["opalg.ider", "opalg.symbolic"]
 
 
 def main(argv: list[str] | None = None) -> int:
