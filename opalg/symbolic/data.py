@@ -207,7 +207,7 @@ def check_hinge(j: int, h) -> Hinge:
 
 def check_body(j: int, b) -> Body:
     """Body j with a positive scalar mass, a 3-vector mass centre and a symmetric 3 x 3
-    inertia tensor (when numeric: positive definite, principal moments obeying I1 + I2 >= I3)."""
+    inertia tensor (when numeric: positive semidefinite, principal moments obeying I1 + I2 >= I3)."""
     if isinstance(b, dict):
         b = Body(**b)
     elif not isinstance(b, Body):
@@ -222,8 +222,9 @@ def check_body(j: int, b) -> Body:
         raise ValueError(f"body {j}: inertia tensor is not symmetric")
     if all(is_number(e) for e in J):
         ev = np.linalg.eigvalsh(np.array(J.tolist(), float))
-        if ev[0] <= 0:
-            raise ValueError(f"body {j}: inertia tensor is not positive definite")
+        if ev[0] < -1e-12 * max(ev[2], 1e-300):     # zero moments: point masses, thin rods
+            raise ValueError(f"body {j}: inertia tensor has a negative principal moment "
+                             f"({ev[0]:.3g}): it is not positive semidefinite")
         # a real mass distribution has I1 + I2 >= I3 for its principal moments
         if ev[0] + ev[1] < ev[2] * (1 - 1e-12):
             raise ValueError(f"body {j}: principal moments {np.round(ev, 6).tolist()} violate the triangle "

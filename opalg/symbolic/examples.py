@@ -120,6 +120,16 @@ def box_outlines(poses, q, boxes: dict, view: str = "xy", t: float = 0.0) -> dic
 
     ``poses`` = :func:`opalg.symbolic.numeric.pose_function` of the system; ``view`` = the two
     inertial axes to keep ("xy" top view, "xz", "yz").  Returns ``{j: (k, 2) polygon}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.symbolic import Body, Hinge, TreeSystem, box_outlines, pose_function
+    >>> s = TreeSystem([0], [Hinge(1)], [Body(1, (1, 0, 0))])
+    >>> box = {1: ((1.0, 0, 0), (2.0, 0.2, 0.5))}            # a 2 m bar along body x
+    >>> poly = box_outlines(pose_function(s), [np.pi / 2], box)[1]
+    >>> (poly.min(0).round(12) + 0).tolist(), (poly.max(0).round(12) + 0).tolist()   # now along y
+    ([-0.1, 0.0], [0.1, 2.0])
     """
     from scipy.spatial import ConvexHull
 

@@ -93,7 +93,17 @@ def _state(x, N, name):
 
 def pose_function(system, subs=None):
     """Callable ``poses(q, t=0.0) -> (R, p)``: inertial-from-body rotations (n+1, 3, 3) and
-    origins (n+1, 3) of B0..Bn, e.g. for drawing configurations."""
+    origins (n+1, 3) of B0..Bn (R_j = A_jᵀ), e.g. for drawing configurations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.symbolic import Body, Hinge, TreeSystem, pose_function
+    >>> s = TreeSystem([0, 1], [Hinge(1), Hinge(1, offset=(1, 0, 0))], [Body(1)] * 2)
+    >>> R, p = pose_function(s)([np.pi / 2, 0.0])
+    >>> p.round(12).tolist()                    # B2's hinge swung from (1, 0, 0) to (0, 1, 0)
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
     kin = system.kinematics()
     exprs = [_subs(kin[j]["R"], subs) for j in range(system.n + 1)]
     exprs += [_subs(kin[j]["rO"], subs) for j in range(system.n + 1)]

@@ -155,6 +155,14 @@ class TreeSystem:
         Paper §1.3–1.4: ``ω_j = G_j ω_inner + Ω_j``; the origin velocity
         ``u_j = G_j (u_inner + ω_inner × ρ_j + Σ k_js Ż_js)``, ``ρ_j = d_j + Σ k_js Z_js``;
         ``v_Cj = u_j + ω_j × c_j``.
+
+        Examples
+        --------
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> s = TreeSystem([0], [Hinge(1)], [Body(1, (2, 0, 0))])   # a rotor, mass centre 2 m out
+        >>> k = s.kinematics()[1]
+        >>> k["Jw"].T, k["Jv"].T                    # ω = H' e_z, v_C = 2 H' e_y (body axes)
+        (Matrix([[0, 0, 1]]), Matrix([[0, 2, 0]]))
         """
         if self._kin is not None:
             return self._kin
@@ -177,13 +185,28 @@ class TreeSystem:
         return kin
 
     def velocities(self, j: int) -> tuple[sp.Matrix, sp.Matrix]:
-        """(ω_j, v_Cj) of body j in body coordinates, as expressions in q, q̇ (and t)."""
+        """(ω_j, v_Cj) of body j in body coordinates, as expressions in q, q̇ (and t).
+
+        Examples
+        --------
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> w, v = TreeSystem([0], [Hinge(1)], [Body(1, (2, 0, 0))]).velocities(1)
+        >>> w.T, v.T
+        (Matrix([[0, 0, Hd1_1]]), Matrix([[0, 2*Hd1_1, 0]]))
+        """
         k, qd = self.kinematics()[j], sp.Matrix(self.qd)
         return k["Jw"] * qd + k["wt"], k["Jv"] * qd + k["vt"]
 
     # ------------------------------------------------------------------ energies, EoM
     def kinetic_energy(self) -> sp.Expr:
-        """T = Σ ½ (m_j v_Cj·v_Cj + ω_j·I_j ω_j) (paper §1.6), directly from the velocities."""
+        """T = Σ ½ (m_j v_Cj·v_Cj + ω_j·I_j ω_j) (paper §1.6), directly from the velocities.
+
+        Examples
+        --------
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> TreeSystem([0], [Hinge(1)], [Body(3, (2, 0, 0))]).kinetic_energy()   # ½ (3·4 + 1) H'²
+        13*Hd1_1**2/2
+        """
         T = sp.Integer(0)
         for j in range(1, self.n + 1):
             b, (w, v) = self.bodies[j - 1], self.velocities(j)
@@ -191,13 +214,33 @@ class TreeSystem:
         return T
 
     def potential_energy(self) -> sp.Expr:
-        """U = −Σ m_j g·r_Cj (uniform gravity g, inertial frame)."""
+        """U = −Σ m_j g·r_Cj (uniform gravity g, inertial frame).
+
+        Examples
+        --------
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> TreeSystem([0], [Hinge(1)], [Body(3, (2, 0, 0))], gravity=(0, -10, 0)).potential_energy()
+        60*sin(H1_1)
+        """
         kin = self.kinematics()
         return -sum((self.bodies[j - 1].mass * (self.gravity.T * kin[j]["rC"])[0]
                      for j in range(1, self.n + 1)), sp.Integer(0))
 
     def mass_matrix(self) -> sp.Matrix:
-        """M(q) = Σ m J_vᵀ J_v + J_ωᵀ I J_ω, the Hessian of T in q̇ (sympy N x N)."""
+        """M(q) = Σ m J_vᵀ J_v + J_ωᵀ I J_ω, the Hessian of T in q̇ (sympy N x N).
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> m, l = sp.symbols("m l", positive=True)
+        >>> arm = TreeSystem([0, 1], [Hinge(1), Hinge(1, offset=(l, 0, 0))],
+        ...                  [Body(m, (l, 0, 0), sp.zeros(3)), Body(m, (l, 0, 0), sp.zeros(3))])
+        >>> sp.trigsimp(arm.mass_matrix())          # two point masses on a planar double pendulum
+        Matrix([
+        [l**2*m*(2*cos(H2_1) + 3), l**2*m*(cos(H2_1) + 1)],
+        [  l**2*m*(cos(H2_1) + 1),                 l**2*m]])
+        """
         if self._M is None:
             t0 = time.perf_counter()
             kin, M = self.kinematics(), sp.zeros(self.N, self.N)
@@ -306,7 +349,14 @@ class TreeSystem:
         return reps, Mr, Br
 
     def equations_of_motion(self, Q=None) -> sp.Matrix:
-        """``M q̈ + bias − Q`` (sympy), with symbols ``qdd0..`` for q̈."""
+        """``M q̈ + bias − Q`` (sympy), with symbols ``qdd0..`` for q̈.
+
+        Examples
+        --------
+        >>> from opalg.symbolic import Body, Hinge, TreeSystem
+        >>> TreeSystem([0], [Hinge(1)], [Body(3, (2, 0, 0))], gravity=(0, -10, 0)).equations_of_motion()
+        Matrix([[13*qdd0 + 60*cos(H1_1)]])
+        """
         qdd = sp.Matrix(sp.symbols(f"qdd0:{self.N}", real=True))
         Q = sp.zeros(self.N, 1) if Q is None else Q
         return self.mass_matrix() * qdd + self.bias() - Q
