@@ -90,7 +90,9 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(
     Stowed: inner panel, boom and radiator turned +90° against the platform faces, the outer
     panel −180° back onto the inner one; open: all angles 0, which is where the hinge springs
     (stiffness ``k_hinge`` for B2, B3, B4, B5 in N·m/rad; viscous dampers ``c_hinge`` in
-    N·m·s/rad, about 0.6–0.7 of critical for each appendage alone) relax.  The gimbal
+    N·m·s/rad) relax.  The default dampers are 0.6–0.7 of critical at the open pose,
+    ζ_i = c_i / (2 √(k_i M_ii)) with M_ii the inertia about hinge i of the appendage and its
+    outboard bodies; the inner panel, carrying the folded outer panel, starts at ζ = 1.24.  The gimbal
     servo is a spring-damper ``k_gimbal``, ``c_gimbal`` on both gimbal angles.
 
     Examples
