@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.integrate
+import scipy.linalg
 import sympy as sp
 
 from .data import t
@@ -248,7 +249,7 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
         Qsv, Qav = split(Qf(q, qd, time))
         L = _factor(system, Mf(q), q, time)
         rhs_ = Qsv + Qav - Bf(q, qd, time)
-        qdd = np.linalg.solve(L.T, np.linalg.solve(L, rhs_))
+        qdd = scipy.linalg.cho_solve((L, True), rhs_)
         return np.concatenate([qd, qdd, [damper_power(qd), float(Qav @ qd)]])
 
     y0 = np.concatenate([q0, qd0, [0.0, 0.0]])
