@@ -304,5 +304,9 @@ def test_unset_parameters_and_setup_errors():
         deployment_setup(deployable_example("rot3"))
     with pytest.raises(ValueError, match="'rot3', 'full6' or 'deploy'"):
         deployable_example("rot2")
+    deploy = deployable_example("deploy")
     with pytest.raises(ValueError, match="no coordinate H1_2"):
-        deployable_example("deploy").coordinate(1, "H", 2)
+        deploy.coordinate(1, "H", 2)
+    assert deploy.rate(deploy.coordinate(1, "H", 3)) == sp.Symbol("Hd1_3", real=True)
+    with pytest.raises(ValueError, match="not a generalized coordinate"):
+        deploy.rate(sp.Symbol("x"))

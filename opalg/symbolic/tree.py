@@ -114,6 +114,14 @@ class TreeSystem:
             raise ValueError(f"body {j} has no coordinate {kind}{j}_{index} (hinge NR = "
                              f"{self.hinges[j - 1].nr}, NT = {self.hinges[j - 1].nt})") from None
 
+    def rate(self, coordinate: sp.Symbol) -> sp.Symbol:
+        """The rate symbol q̇_i of the coordinate symbol q_i, e.g. ``rate(H1_1) = Hd1_1``."""
+        try:
+            return self.qd[self.q.index(coordinate)]
+        except ValueError:
+            raise ValueError(f"{coordinate!r} is not a generalized coordinate of this system "
+                             f"(coordinates: {', '.join(map(str, self.q))})") from None
+
     # ------------------------------------------------------------------ kinematics
     def hinge_chain(self, j: int) -> list:
         """[(kind, axis, q index)] of hinge j in application order: slides, then z(H2), x(H3),
