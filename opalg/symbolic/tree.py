@@ -341,20 +341,22 @@ class TreeSystem:
             Q[index[s]] -= c * self.qd[index[s]]
         return Q
 
-    def cse(self, method: str = "kane") -> tuple[list, sp.Matrix, sp.Matrix]:
-        """M(q) and bias with common subexpressions eliminated together (``sympy.cse``):
-        ``(replacements, M, bias)`` where ``replacements`` = [(symbol x_k, expression)].
+    def cse(self, method: str = "kane", Q=None) -> tuple:
+        """M(q), the bias and (optionally) generalized forces ``Q`` with common subexpressions
+        eliminated together (``sympy.cse``): ``(replacements, M, bias[, Q])`` where
+        ``replacements`` = [(symbol x_k, expression)].
 
         Examples
         --------
         >>> from opalg.symbolic import deployable_example
-        >>> reps, M, b = deployable_example("deploy").cse()
-        >>> M.shape, b.shape, all(str(x).startswith("x") for x, _ in reps)
-        ((6, 6), (6, 1), True)
+        >>> s = deployable_example("deploy")
+        >>> reps, M, b, Q = s.cse(Q=s.generalized_forces(springs={s.q[2]: (8, 0)}))
+        >>> M.shape, b.shape, Q.shape, all(str(x).startswith("x") for x, _ in reps)
+        ((6, 6), (6, 1), (6, 1), True)
         """
-        M, B = self.mass_matrix(), self.bias(method)
-        reps, (Mr, Br) = sp.cse([M, B])
-        return reps, Mr, Br
+        exprs = [self.mass_matrix(), self.bias(method)] + ([] if Q is None else [sp.Matrix(Q)])
+        reps, reduced = sp.cse(exprs)
+        return (reps, *reduced)
 
     def equations_of_motion(self, Q=None) -> sp.Matrix:
         """``M q̈ + bias − Q`` (sympy), with symbols ``qdd0..`` for q̈.
