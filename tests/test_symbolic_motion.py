@@ -1,6 +1,7 @@
 """opalg.symbolic: prescribed root motion, simulation, energy balance, drawing helpers.
 
-Independent routes:
+Independent routes (on the deployment model, a slides tree and seeded random trees with
+shuffled labels, welded bodies and every NR, NT in 0..3):
 * a prescribed root against opalg's RNEA/CRBA on ``to_model(with_root=True)``, whose six
   leading axes are driven with the prescribed q̈ (recursions vs sympy Lagrange/Kane);
 * physics without opalg: a root in uniform translation changes nothing (Galilean
@@ -21,7 +22,7 @@ import scipy.integrate
 import sympy as sp
 
 import opalg
-from opalg.symbolic import (Body, Hinge, RootMotion, SingularConfiguration, TreeSystem, box_outlines,
+from opalg.symbolic import (Body, Hinge, RootMotion, SingularConfiguration, TreeSystem, box_inertia, box_outlines,
                             deployable_example, deployment_setup, pose_function, root_state, t)
 
 RTOL = 1e-12
@@ -310,3 +311,50 @@ def test_unset_parameters_and_setup_errors():
     assert deploy.rate(deploy.coordinate(1, "H", 3)) == sp.Symbol("Hd1_3", real=True)
     with pytest.raises(ValueError, match="not a generalized coordinate"):
         deploy.rate(sp.Symbol("x"))
+
+
+# ------------------------------------------------------------------ random trees
+def _random_tree(seed):
+    """A random rooted tree: 2-4 bodies with shuffled labels (T need not be sorted), every
+    hinge with random NR, NT in 0..3 (total N in 1..10), random unit slide axes, offsets and
+    physically valid inertias (rotated boxes); every other seed has a random moving root."""
+    from opalg.builders import random_rotation
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 5))
+    while True:
+        labels = rng.permutation(n) + 1                 # labels[k] = label of the k-th body built
+        T = [0] * n
+        for k in range(1, n):
+            T[labels[k] - 1] = int(labels[rng.integers(0, k)])
+        nr, nt = rng.integers(0, 4, n), rng.integers(0, 4, n)
+        if 1 <= (nr + nt).sum() <= 10:
+            break
+    hinges, bodies = [], []
+    for j in range(n):
+        axes = [v / np.linalg.norm(v) for v in rng.normal(size=(3, 3))]
+        while nt[j] > 1 and np.linalg.matrix_rank(np.array(axes[:nt[j]]), 1e-6) < nt[j]:
+            axes = [v / np.linalg.norm(v) for v in rng.normal(size=(3, 3))]
+        hinges.append(Hinge(int(nr[j]), int(nt[j]), axes[:nt[j]] if nt[j] else None, rng.normal(size=3)))
+        m = rng.uniform(0.5, 3.0)
+        R = random_rotation(rng)
+        J = R @ np.diag(np.diag(box_inertia(m, *rng.uniform(0.1, 1.0, 3)))) @ R.T
+        bodies.append(Body(m, rng.normal(size=3) * 0.3, (J + J.T) / 2))
+    base = GENERAL_ROOT if seed % 2 else "fixed"
+    return TreeSystem(T, hinges, bodies, gravity=rng.normal(size=3), base=base)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_trees_against_opalg(seed):
+    """Random topology vectors and hinge choices: M and bias against CRBA/RNEA of to_model
+    (with the root axes when the root moves)."""
+    system = _random_tree(seed)
+    if system.prescribed:
+        assert _root_check(system, n_states=2, seed=seed) < RTOL
+        return
+    Mf, Bf = system.lambdify()
+    model = system.to_model()
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(2):
+        q, qd = rng.normal(size=(2, system.N))
+        assert rel_err(Mf(q), opalg.crba(model, q)) < RTOL
+        assert rel_err(Bf(q, qd), opalg.bias(model, q, qd)) < RTOL
