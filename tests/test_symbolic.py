@@ -179,8 +179,8 @@ def test_euler_convention_matches_body_poses():
     sub = dict(zip(sysm.q, q))
     kin = sysm.kinematics()
     for j in range(1, sysm.n + 1):
-        k, p = sysm.carrier[j], sysm.T[j - 1]
-        R_inner = np.eye(3) if p == 0 else Rs[sysm.carrier[p]]
+        k, p = symbolic.carriers(sysm)[j], sysm.T[j - 1]
+        R_inner = np.eye(3) if p == 0 else Rs[symbolic.carriers(sysm)[p]]
         G_pose = Rs[k].T @ R_inner                       # body-j coordinates from inner coordinates
         H1, H2, H3 = (q[sysm.q.index(sp.Symbol(f"H{j}_{i}", real=True))] for i in (1, 2, 3))
         G_paper = np.array((symbolic.Tz(H1) * symbolic.Tx(H3) * symbolic.Tz(H2)).evalf().tolist(), float)

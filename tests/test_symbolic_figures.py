@@ -35,8 +35,9 @@ def test_figure_script_is_deterministic_and_committed_data_current(tmp_path):
 
 
 def test_deployment_data_tells_the_story():
-    """The committed data: stowed at t = 0, open (< 3°; the inner panel overshoots and is at 2.2° then) at 30 s on the fixed root, and the
-    springs' energy all dissipated or left as motion (balance closed to 1e-8)."""
+    """The committed data: stowed at t = 0, open at 30 s on the fixed root (< 3°: the inner
+    panel overshoots and is at 2.2° then), and the springs' energy all dissipated or left as
+    motion (balance closed to 1e-8)."""
     d = np.loadtxt(ROOT / "figures" / "deployment.csv", delimiter=",", skiprows=1)
     fixed = np.degrees(d[:, 1:7])
     assert np.allclose(fixed[0], [0, 0, 90, 90, 90, -180])

@@ -41,10 +41,10 @@ same system as an opalg Model), :mod:`~opalg.symbolic.examples` (the paper's 5-b
 
 from .data import Body, Hinge, RootMotion, Tx, Tz, t
 from .examples import DeploymentSetup, box_inertia, box_outlines, deployable_example, deployment_setup
-from .model_route import ROOT_NAMES, root_state, to_model
+from .model_route import ROOT_NAMES, carriers, root_state, to_model
 from .numeric import SingularConfiguration, Trajectory, pose_function, simulate
 from .tree import TreeSystem
 
 __all__ = ["Body", "DeploymentSetup", "Hinge", "ROOT_NAMES", "RootMotion", "SingularConfiguration",
-           "Trajectory", "TreeSystem", "Tx", "Tz", "box_inertia", "box_outlines", "deployable_example",
+           "Trajectory", "TreeSystem", "Tx", "Tz", "box_inertia", "box_outlines", "carriers", "deployable_example",
            "deployment_setup", "pose_function", "root_state", "simulate", "t", "to_model"]

@@ -35,8 +35,8 @@ def to_model(system, with_root: bool = False):
 
     Bodies without DoF (NR = NT = 0) are welded: their inertia is merged into the carrier
     frame.  ``with_root=True`` (prescribed root only) prepends the root's six axes, labels
-    0..5 in the order of :data:`ROOT_NAMES`, and shifts the tree's labels by 6; the
-    carrier label of each body is stored in ``system.carrier``.
+    0..5 in the order of :data:`ROOT_NAMES`, and shifts the tree's labels by 6; the opalg
+    label of each body's frame is given by :func:`carriers`.
 
     Examples
     --------
@@ -70,14 +70,12 @@ def to_model(system, with_root: bool = False):
         frame = {0: (3, sp.zeros(3, 1))}      # B0 = the frame after the last root axis, z(H01)
     else:
         frame = {0: (-1, sp.zeros(3, 1))}     # B_j frame = (carrier label, offset in it)
-    system.carrier = {}
     for j in system.order:
         pl, off = frame[system.T[j - 1]]
         h, b = system.hinges[j - 1], system.bodies[j - 1]
         chain = system.hinge_chain(j)
         if not chain:                         # welded (NR = NT = 0) body
             frame[j] = (pl, off + h.offset)
-            system.carrier[j] = pl
             if pl != -1:
                 inert[pl].append((b.mass, off + h.offset + b.com, b.inertia))
             continue
@@ -90,7 +88,6 @@ def to_model(system, with_root: bool = False):
             places[k] = (np.eye(3), _arr(off + h.offset)[:, 0] if first else np.zeros(3))
             first, pl = False, k
         frame[j] = (pl, sp.zeros(3, 1))
-        system.carrier[j] = pl
         inert[pl].insert(0, (b.mass, b.com, b.inertia))
     inertias = []
     for parts in inert:
@@ -106,6 +103,25 @@ def to_model(system, with_root: bool = False):
         inertias.append(Inertia(_arr(sp.Matrix([m]))[0, 0], _arr(c)[:, 0], _arr(J)))
     return Model(parents, joints, places, inertias, gravity=_arr(system.gravity)[:, 0],
                  names=names, allow_massless=True)
+
+
+def carriers(system, with_root: bool = False) -> dict:
+    """``{j: label}``: the opalg body of ``to_model(with_root)`` that carries B_j's frame (the
+    last axis of its hinge; a welded body's inner carrier; for B0, -1 or the root's last axis).
+
+    Examples
+    --------
+    >>> from opalg.symbolic import deployable_example
+    >>> from opalg.symbolic.model_route import carriers
+    >>> carriers(deployable_example("rot3"))        # hinge axes z(H2), x(H3), z(H1): H_j1 is last
+    {0: -1, 1: 0, 2: 3, 3: 6, 4: 9, 5: 12}
+    """
+    shift = 6 if with_root else 0
+    out = {0: 3 if with_root else -1}
+    for j in system.order:
+        chain = system.hinge_chain(j)
+        out[j] = chain[-1][2] + shift if chain else out[system.T[j - 1]]
+    return out
 
 
 def root_state(system, time: float, subs=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,6 +146,7 @@ def root_state(system, time: float, subs=None) -> tuple[np.ndarray, np.ndarray, 
     for e in (vals, vals.diff(t), vals.diff(t, 2)):
         v = e.subs(t, time)
         if v.free_symbols:
-            raise ValueError(f"unset symbolic parameters {sorted(map(str, v.free_symbols))} in the root motion: pass subs=")
+            raise ValueError(f"unset symbolic parameters {sorted(map(str, v.free_symbols))} "
+                             "in the root motion: pass subs=")
         out.append(np.array(v.evalf(), dtype=float).reshape(6))
     return tuple(out)
