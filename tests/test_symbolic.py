@@ -60,6 +60,11 @@ def test_bad_hinge_and_body_data(hinge, body, msg):
         TreeSystem([0], [hinge], [body])
 
 
+def test_no_degree_of_freedom():
+    with pytest.raises(ValueError, match="no degree of freedom"):
+        TreeSystem([0, 1], [Hinge(0), Hinge(0, offset=(1, 0, 0))], [Body(1.0)] * 2)
+
+
 def test_length_mismatch_and_base():
     with pytest.raises(ValueError, match="hinges"):
         TreeSystem([0, 1], [Hinge(1)], [Body(1.0)] * 2)

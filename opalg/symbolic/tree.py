@@ -92,6 +92,8 @@ class TreeSystem:
             self.qd += [sp.Symbol(f"{c}d{j}_{s}", real=True) for (_, c, s) in self.coords[start:]]
             self.slices[j] = slice(start, len(self.q))
         self.N = len(self.q)
+        if self.N == 0:
+            raise ValueError("the tree has no degree of freedom: every hinge has NR = NT = 0")
         if self.root is not None:
             bad = set().union(*(e.free_symbols for e in (*self.root.position, *self.root.angles)))
             bad &= set(self.q) | set(self.qd)
