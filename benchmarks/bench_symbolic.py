@@ -47,12 +47,10 @@ def bench_simulation() -> None:
                           t_eval=[span[1]])
     t_sym = time.perf_counter() - t0
     model = system.to_model()
-    k = np.array([setup.springs[s][0] for s in system.q])
-    c = np.array([setup.dampers.get(s, 0.0) for s in system.q])
 
     def rhs(_, y):
         q, qd = y[:6], y[6:]
-        return np.r_[qd, opalg.aba(model, q, qd, -k * q - c * qd)]
+        return np.r_[qd, opalg.aba(model, q, qd, setup.torques(q, qd))]
 
     t0 = time.perf_counter()
     sol = scipy.integrate.solve_ivp(rhs, span, y0, method="DOP853", rtol=1e-10, atol=1e-10, t_eval=[span[1]])

@@ -196,12 +196,10 @@ def test_box_outlines_top_view_areas():
 def _opalg_run(system, setup, t_end, t_eval):
     """The same deployment integrated with opalg's ABA (hinge torques −k q − c q̇)."""
     model = system.to_model()
-    k = np.array([setup.springs[s][0] for s in system.q])
-    c = np.array([setup.dampers.get(s, 0.0) for s in system.q])
 
     def rhs(_, y):
         q, qd = y[:6], y[6:]
-        return np.r_[qd, opalg.aba(model, q, qd, -k * q - c * qd)]
+        return np.r_[qd, opalg.aba(model, q, qd, setup.torques(q, qd))]
 
     sol = scipy.integrate.solve_ivp(rhs, (0, t_end), np.r_[setup.stowed, np.zeros(6)], method="DOP853",
                                     rtol=1e-10, atol=1e-10, t_eval=t_eval)
@@ -254,8 +252,6 @@ def test_prescribed_root_simulation():
     with pytest.raises(ValueError, match="prescribed root"):
         run.energy_error
     model = system.to_model(with_root=True)
-    k = np.array([setup.springs[s][0] for s in system.q])
-    c = np.array([setup.dampers.get(s, 0.0) for s in system.q])
 
     def rhs(time, y):
         q, qd = y[:6], y[6:]
@@ -263,7 +259,7 @@ def test_prescribed_root_simulation():
         Q, QD = np.r_[qb, q], np.r_[qbd, qd]
         M = opalg.crba(model, Q)
         b = opalg.rnea(model, Q, QD, np.r_[qbdd, np.zeros(6)])[6:]
-        return np.r_[qd, np.linalg.solve(M[6:, 6:], -k * q - c * qd - b)]
+        return np.r_[qd, np.linalg.solve(M[6:, 6:], setup.torques(q, qd) - b)]
 
     sol = scipy.integrate.solve_ivp(rhs, (0, 2), np.r_[setup.stowed, np.zeros(6)], method="DOP853",
                                     rtol=1e-10, atol=1e-10, t_eval=[0.0, 1.0, 2.0])
@@ -294,6 +290,17 @@ def test_simulate_bad_input(kwargs, msg):
     q0, qd0 = args.pop("q0"), args.pop("qd0")
     with pytest.raises(ValueError, match=msg):
         system.simulate(q0, qd0, (0, 1), **args)
+
+
+def test_setup_torques():
+    """The numeric hinge torques are the spring and damper generalized forces."""
+    system = deployable_example("deploy")
+    setup = deployment_setup(system)
+    rng = np.random.default_rng(8)
+    q, qd = rng.normal(size=(2, 6))
+    Q = system.generalized_forces(springs=setup.springs, dampers=setup.dampers)
+    Qnum = np.array(Q.subs({**dict(zip(system.q, q)), **dict(zip(system.qd, qd))}), dtype=float).ravel()
+    assert np.allclose(setup.torques(q, qd), Qnum, rtol=1e-14, atol=0)
 
 
 def test_unset_parameters_and_setup_errors():

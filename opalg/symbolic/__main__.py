@@ -34,14 +34,14 @@ LABELS = {1: "platform", 2: "inner panel", 3: "boom", 4: "radiator", 5: "outer p
 
 
 def runs():
-    """(fixed-root run, spinning-root run, fixed system) sampled at :data:`T_EVAL`."""
+    """(fixed-root run, spinning-root run, fixed-root system) sampled at :data:`T_EVAL`."""
+    systems = [deployable_example("deploy", base=base) for base in ("fixed", RootMotion(angles=(SPIN * t, 0, 0)))]
     out = []
-    for base in ("fixed", RootMotion(angles=(SPIN * t, 0, 0))):
-        system = deployable_example("deploy", base=base)
+    for system in systems:
         setup = deployment_setup(system)
         out.append(system.simulate(setup.stowed, np.zeros(6), (T_EVAL[0], T_EVAL[-1]), springs=setup.springs,
                                    dampers=setup.dampers, t_eval=T_EVAL))
-    return out[0], out[1], system
+    return out[0], out[1], systems[0]
 
 
 def draw(ax, outlines: dict, alpha: float = 0.8) -> None:

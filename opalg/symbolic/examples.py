@@ -49,6 +49,17 @@ class DeploymentSetup:
     springs: dict
     dampers: dict
     boxes: dict
+    coordinates: tuple = ()
+
+    def torques(self, q, qd) -> np.ndarray:
+        """The hinge torques ``−k (q − q0) − c q̇`` of the springs and dampers as numbers, in
+        the order of ``coordinates`` (the system's q), e.g. for integrating with opalg's ABA."""
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        tau = np.zeros(len(self.coordinates))
+        for i, s in enumerate(self.coordinates):
+            k, q0 = self.springs.get(s, (0.0, 0.0))
+            tau[i] = -k * (q[i] - q0) - self.dampers.get(s, 0.0) * qd[i]
+        return tau
 
 
 def deployable_example(dof: str = "rot3", gravity=(0, 0, 0), base="fixed") -> TreeSystem:
@@ -102,6 +113,8 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(
     >>> setup = deployment_setup(deployable_example("deploy"))
     >>> np.degrees(setup.stowed).round(1).tolist()
     [0.0, 0.0, 90.0, 90.0, 90.0, -180.0]
+    >>> (setup.torques(setup.stowed, np.zeros(6)).round(3) + 0).tolist()   # −k q: springs push to open
+    [0.0, 0.0, -12.566, -6.283, -4.712, 18.85]
     """
     if [str(x) for x in system.q] != ["H1_1", "H1_3", "H2_1", "H3_1", "H4_1", "H5_1"]:
         raise ValueError("deployment_setup needs deployable_example('deploy') (coordinates "
@@ -114,7 +127,7 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(
     boxes = {0: ((0.0, 0.0, -0.6), (0.5, 0.5, 2.0))}
     boxes.update({j: (c, e) for j, _, c, e, _ in _DEPLOY})
     stowed = np.array([0.0, 0.0, np.pi / 2, np.pi / 2, np.pi / 2, -np.pi])
-    return DeploymentSetup(stowed, np.zeros(6), springs, dampers, boxes)
+    return DeploymentSetup(stowed, np.zeros(6), springs, dampers, boxes, tuple(q))
 
 
 def box_outlines(poses, q, boxes: dict, view: str = "xy", t: float = 0.0) -> dict:

@@ -18,6 +18,7 @@ import numpy as np
 import sympy as sp
 
 from .data import t
+from .tree import ROOT_CHAIN
 
 ROOT_NAMES = ("Z0_1", "Z0_2", "Z0_3", "H0_1", "H0_2", "H0_3")
 
@@ -60,16 +61,20 @@ def to_model(system, with_root: bool = False):
     parents, joints, places = [None] * N, [None] * N, [None] * N
     inert = [[] for _ in range(N)]            # (m, com, I) parts in the carrier frame
     names = list(ROOT_NAMES[:shift]) + [str(s) for s in system.q]
-    if with_root:
-        root_chain = [("P", e, s) for s, e in enumerate(np.eye(3))] + [("z", None, 4), ("x", None, 5), ("z", None, 3)]
-        pl = -1
-        for kind, axis, i in root_chain:
-            joints[i] = Joint("P" if kind == "P" else "R", axis if kind == "P" else
-                              ([0.0, 0, 1] if kind == "z" else [1.0, 0, 0]), name=names[i])
-            parents[i], places[i], pl = pl, (np.eye(3), np.zeros(3)), i
-        frame = {0: (3, sp.zeros(3, 1))}      # B0 = the frame after the last root axis, z(H01)
-    else:
-        frame = {0: (-1, sp.zeros(3, 1))}     # B_j frame = (carrier label, offset in it)
+
+    def add_chain(chain, pl, offset, shift):
+        """Single-axis bodies of one hinge chain under carrier ``pl``; returns the last label."""
+        for n_axis, (kind, axis, i) in enumerate(chain):
+            k = i + shift
+            ax = axis if kind == "P" else (sp.Matrix([0, 0, 1]) if kind == "z" else sp.Matrix([1, 0, 0]))
+            joints[k] = Joint("P" if kind == "P" else "R", _arr(sp.Matrix(ax).reshape(3, 1))[:, 0], name=names[k])
+            parents[k] = pl
+            places[k] = (np.eye(3), _arr(offset)[:, 0] if n_axis == 0 else np.zeros(3))
+            pl = k
+        return pl
+
+    # B_j's frame = (carrier label, offset in it); B0 is the inertial frame or the root's last axis
+    frame = {0: (add_chain(ROOT_CHAIN, -1, sp.zeros(3, 1), 0) if with_root else -1, sp.zeros(3, 1))}
     for j in system.order:
         pl, off = frame[system.T[j - 1]]
         h, b = system.hinges[j - 1], system.bodies[j - 1]
@@ -79,14 +84,7 @@ def to_model(system, with_root: bool = False):
             if pl != -1:
                 inert[pl].append((b.mass, off + h.offset + b.com, b.inertia))
             continue
-        first = True
-        for kind, axis, i in chain:
-            ax = axis.T if kind == "P" else ([0, 0, 1] if kind == "z" else [1, 0, 0])
-            k = i + shift
-            joints[k] = Joint("P" if kind == "P" else "R", _arr(sp.Matrix(ax).reshape(3, 1))[:, 0], name=names[k])
-            parents[k] = pl
-            places[k] = (np.eye(3), _arr(off + h.offset)[:, 0] if first else np.zeros(3))
-            first, pl = False, k
+        pl = add_chain(chain, pl, off + h.offset, shift)
         frame[j] = (pl, sp.zeros(3, 1))
         inert[pl].insert(0, (b.mass, b.com, b.inertia))
     inertias = []
@@ -117,7 +115,7 @@ def carriers(system, with_root: bool = False) -> dict:
     {0: -1, 1: 0, 2: 3, 3: 6, 4: 9, 5: 12}
     """
     shift = 6 if with_root else 0
-    out = {0: 3 if with_root else -1}
+    out = {0: ROOT_CHAIN[-1][2] if with_root else -1}
     for j in system.order:
         chain = system.hinge_chain(j)
         out[j] = chain[-1][2] + shift if chain else out[system.T[j - 1]]

@@ -10,6 +10,7 @@ root only: a prescribed root does work that is not part of the balance).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,7 +75,6 @@ def _bias_function(system, subs, method):
 
 def lambdify_system(system, subs=None, with_bias=True, method="kane"):
     """``M(q)`` and ``bias(q, qd, t=0.0)`` as numpy callables; see TreeSystem.lambdify."""
-    import time
     t0 = time.perf_counter()
     out = _mass_function(system, subs)
     if with_bias:
@@ -165,7 +165,7 @@ def _singular_hinges(system, q):
     return out
 
 
-def _factor(system, M, q, time):
+def _factor(system, M, q, t_now):
     try:
         L = np.linalg.cholesky(M)
         d = np.diag(L) ** 2
@@ -177,7 +177,7 @@ def _factor(system, M, q, time):
     why = (f": the z-x-z Euler angles of hinge(s) {hint} are singular at sin H_j3 = 0 "
            "(H_j1 and H_j2 turn about the same axis); start away from it or use NR = 2 / 1"
            if hint else "")
-    raise SingularConfiguration(f"mass matrix is singular at t = {time:g}{why}")
+    raise SingularConfiguration(f"mass matrix is singular at t = {t_now:g}{why}")
 
 
 def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, moments=None,
@@ -244,11 +244,11 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     def split(Qv):
         return [np.asarray(x, float).reshape(-1) for x in Qv]
 
-    def rhs(time, y):
+    def rhs(t_now, y):
         q, qd = y[:N], y[N:2 * N]
-        Qsv, Qav = split(Qf(q, qd, time))
-        L = _factor(system, Mf(q), q, time)
-        rhs_ = Qsv + Qav - Bf(q, qd, time)
+        Qsv, Qav = split(Qf(q, qd, t_now))
+        L = _factor(system, Mf(q), q, t_now)
+        rhs_ = Qsv + Qav - Bf(q, qd, t_now)
         qdd = scipy.linalg.cho_solve((L, True), rhs_)
         return np.concatenate([qd, qdd, [damper_power(qd), float(Qav @ qd)]])
 

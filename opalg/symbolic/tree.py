@@ -23,6 +23,9 @@ from .data import (Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body, check
 
 _ROT = {0: [], 1: [("z", 1)], 2: [("x", 3), ("z", 1)], 3: [("z", 2), ("x", 3), ("z", 1)]}
 _UNIT = {"z": sp.Matrix([0, 0, 1]), "x": sp.Matrix([1, 0, 0])}
+#: The prescribed root as a pseudo-hinge to the inertial frame: slides along the inertial
+#: x, y, z (indices 0..2), then z(H02), x(H03), z(H01) (indices 4, 5, 3), so G0 = Tz(H01) Tx(H03) Tz(H02).
+ROOT_CHAIN = [("P", sp.eye(3)[:, s], s) for s in range(3)] + [("z", None, 4), ("x", None, 5), ("z", None, 3)]
 
 
 def hinge_terms(chain, value):
@@ -152,8 +155,7 @@ class TreeSystem:
         if self.root is None:
             return dict(R=sp.eye(3), rO=z, Jw=Z3, Ju=Z3, wt=z, ut=z)
         vals = list(self.root.position) + list(self.root.angles)
-        chain = [("P", sp.eye(3)[:, s], s) for s in range(3)] + [("z", None, 4), ("x", None, 5), ("z", None, 3)]
-        G0, r0, K, E = hinge_terms(chain, lambda i: vals[i])
+        G0, r0, K, E = hinge_terms(ROOT_CHAIN, lambda i: vals[i])
         w0 = sum((E[i] * vals[i].diff(t) for i in E), z)
         return dict(R=G0.T, rO=r0, Jw=Z3, Ju=Z3, wt=w0, ut=G0 * r0.diff(t))
 
