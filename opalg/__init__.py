@@ -20,11 +20,11 @@ from . import algebra, constrained, innovations, kinematics, spatial, symbolic, 
 from .innovations import Articulated, aba, articulated, frame_jacobian, lambda_inv, minv, minv_diag, upsilon
 from .builders import planar_arm, random_model, serial_chain
 from .dynamics import bias, composite_inertias, crba, rnea
-from .errors import ModelError, StateError
+from .errors import ModelError, OpalgError, SingularConfigurationError, StateError, URDFError
 from .kinematics import body_poses
 from .model import Inertia, Joint, Model
 from .soa import SpatialOperators, operators
-from .urdf import URDFError, from_urdf
+from .urdf import from_urdf
 
 __version__ = "0.1.0"
 
@@ -32,5 +32,5 @@ __all__ = [
     "Articulated", "Inertia", "Joint", "Model", "ModelError", "SpatialOperators", "StateError",
     "aba", "articulated", "bias", "body_poses", "composite_inertias", "crba", "frame_jacobian",
     "lambda_inv", "minv", "minv_diag", "operators", "planar_arm", "random_model", "rnea",
-    "serial_chain", "upsilon", "from_urdf", "URDFError",
+    "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",
 ]

@@ -36,16 +36,12 @@ import numpy as np
 from defusedxml import ElementTree as ET
 from defusedxml.common import DefusedXmlException
 
-from .errors import ModelError
+from .errors import ModelError, URDFError
 from .model import Inertia, Joint, Model
 from .spatial import rpy_to_matrix, skew, spatial_inertia
 
 _MOVABLE = {"revolute": "R", "continuous": "R", "prismatic": "P"}
 _UNSUPPORTED = {"floating", "planar"}
-
-
-class URDFError(ModelError):
-    """The URDF is malformed or uses something opalg cannot model."""
 
 
 def _floats(text: str | None, n: int, where: str, default) -> np.ndarray:
