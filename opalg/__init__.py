@@ -16,8 +16,10 @@ topology), :mod:`opalg.builders`, :mod:`opalg.kinematics`, :mod:`opalg.algebra`
 (RNEA, CRBA), :mod:`opalg.innovations` (Riccati, ABA, ℳ⁻¹, Υ, Λ⁻¹).
 """
 
-from . import algebra, constrained, innovations, kinematics, spatial, symbolic, urdf  # noqa: F401
-from .innovations import Articulated, aba, articulated, frame_jacobian, lambda_inv, minv, minv_diag, upsilon
+from . import algebra, constrained, innovations, kinematics, operational, riccati, spatial, symbolic, urdf  # noqa: F401
+from .riccati import Articulated, articulated
+from .innovations import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
+from .operational import frame_jacobian, lambda_inv
 from .builders import planar_arm, random_model, serial_chain
 from .dynamics import bias, composite_inertias, crba, rnea
 from .errors import ModelError, OpalgError, SingularConfigurationError, StateError, URDFError
@@ -29,7 +31,7 @@ from .urdf import from_urdf
 __version__ = "0.1.0"
 
 __all__ = [
-    "Articulated", "Inertia", "Joint", "Model", "ModelError", "SpatialOperators", "StateError",
+    "Articulated", "Inertia", "Innovations", "innovations_passes", "Joint", "Model", "ModelError", "SpatialOperators", "StateError",
     "aba", "articulated", "bias", "body_poses", "composite_inertias", "crba", "frame_jacobian",
     "lambda_inv", "minv", "minv_diag", "operators", "planar_arm", "random_model", "rnea",
     "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",

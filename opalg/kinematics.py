@@ -65,15 +65,43 @@ def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarr
 CHUNK = 1024
 
 
-def chunked(n_states: int):
+def check_forces(model: Model, f, name: str) -> np.ndarray:
+    """Validate per-body spatial forces of shape (..., n, 6) (e.g. ``f_ext``; C9).
+
+    Raises
+    ------
+    StateError
+        Naming the argument, its shape and the expected trailing shape, or the
+        first non-finite entry (body and component).
+    """
+    try:
+        a = bk.asarray(f)
+    except (TypeError, ValueError) as e:
+        raise StateError(f"{name}: cannot be read as an array ({e})") from None
+    if a.dtype.kind not in "fciuO":
+        raise StateError(f"{name} must be numeric (or sympy), got dtype {a.dtype}")
+    if a.ndim < 2 or a.shape[-2:] != (model.n, 6):
+        raise StateError(f"{name} has shape {a.shape}, expected (..., {model.n}, 6): one spatial "
+                         f"force [moment; force] per body of the model")
+    if a.dtype != object and not np.all(np.isfinite(a)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
+        raise StateError(f"{name} has a non-finite entry at index {bad} (body {bad[-2]}, "
+                         f"component {bad[-1]})")
+    if a.dtype.kind in "iu":
+        a = a.astype(float)
+    return a
+
+
+def chunked(n_states: int, forces: tuple[str, ...] = ()):
     """Run a batched numeric recursion over chunks of at most :data:`CHUNK` states.
 
     The first ``n_states`` parameters after the model are joint-space arrays
-    (..., N); they are validated here, whole (so error messages give indices in
-    the caller's array) — the decorated function receives checked arrays and
-    need not validate again — then broadcast, flattened and fed in chunks;
-    outputs (arrays, or lists of arrays) are reassembled with the caller's batch
-    shape.  Symbolic and small inputs go straight through.
+    (..., N); the parameters named in ``forces`` are optional per-body force
+    arrays (..., n, 6) or None.  They are validated here, whole (so error messages
+    give indices in the caller's array) — the decorated function receives checked
+    arrays and need not validate again — then broadcast, flattened and fed in
+    chunks; outputs (arrays, or lists of arrays) are reassembled with the
+    caller's batch shape.  Symbolic and small inputs go straight through.
     """
     def deco(fn):
         sig = inspect.signature(fn)
@@ -85,13 +113,20 @@ def chunked(n_states: int):
             bound = sig.bind(model, *args, **kw)
             bound.apply_defaults()
             arrs = [check_state(model, bound.arguments[nm], nm) for nm in names]
-            batch = broadcast_batch(model, **dict(zip(names, arrs)))
-            rest = [bound.arguments[nm] for nm in others]
+            rest = {nm: bound.arguments[nm] for nm in others}
+            frc = {nm: check_forces(model, rest[nm], nm) for nm in forces if rest[nm] is not None}
+            rest.update(frc)
+            batch = broadcast_batch(model, **dict(zip(names, arrs)),
+                                    **{nm: f[..., 0] for nm, f in frc.items()})
             size = int(np.prod(batch, dtype=int))
-            if size <= CHUNK or any(a.dtype.kind != "f" for a in arrs):
-                return fn(model, *arrs, *rest)
+            if size <= CHUNK or any(a.dtype.kind != "f" for a in [*arrs, *frc.values()]):
+                return fn(model, *arrs, **rest)
             flat = [np.broadcast_to(a, batch + a.shape[-1:]).reshape(size, a.shape[-1]) for a in arrs]
-            parts = [fn(model, *[f[i:i + CHUNK] for f in flat], *rest) for i in range(0, size, CHUNK)]
+            fflat = {nm: np.broadcast_to(f, batch + f.shape[-2:]).reshape((size,) + f.shape[-2:])
+                     for nm, f in frc.items()}
+            parts = [fn(model, *[f[i:i + CHUNK] for f in flat],
+                        **{**rest, **{nm: f[i:i + CHUNK] for nm, f in fflat.items()}})
+                     for i in range(0, size, CHUNK)]
 
             def join(pieces):
                 out = np.concatenate(pieces, 0)

@@ -35,7 +35,8 @@ import numpy as np
 
 from . import _backend as bk
 from .algebra import BlockDiagonal, EdgeOperator, Identity, SPO
-from .innovations import Articulated, articulated, upsilon
+from .innovations import upsilon
+from .riccati import Articulated, articulated
 from .dynamics import composite_inertias
 from .kinematics import body_kinematics, check_state
 from .model import Model

@@ -484,31 +484,40 @@ def test_operator_applied_to_wrong_vector(ops):
 
 # --------------------------------------------------------------------------- singular pivots
 def test_singular_pivot_gimbal_lock():
-    """A spherical (XYZ) joint at gimbal lock (q_y = π/2) has singular D(k): aba/minv name the joint."""
+    """A spherical (XYZ) joint at gimbal lock (q_y = π/2) is a singular *configuration*
+    (E12): SingularConfigurationError naming body, joint and q, with those as attributes."""
     m = opalg.serial_chain([Joint.spherical(name="ball")], [(E3, Z3)], [BOX])
     q = np.array([0.3, np.pi / 2, -0.2])
     z = np.zeros(3)
     opalg.aba(m, q + [0, 0.2, 0], z, z)  # away from the lock the same model is fine
-    match = r"body 0 \(body0\), joint ball: articulated pivot D\(k\) is singular"
-    with pytest.raises(ModelError, match=match):
+    match = (r"body 0 \(body0\), joint ball: singular configuration, q\[0:3\] = "
+             r"\[0\.3, 1\.570796326795, -0\.2\]: its axes are dependent")
+    for call in (lambda: opalg.aba(m, q, z, z), lambda: opalg.minv(m, q),
+                 lambda: opalg.minv_diag(m, q), lambda: opalg.articulated(m, q)):
+        with pytest.raises(opalg.SingularConfigurationError, match=match) as info:
+            call()
+        assert info.value.body == 0 and info.value.joint == "ball"
+        assert np.allclose(info.value.q, q)
+    # not a model fault
+    with pytest.raises(opalg.SingularConfigurationError) as info:
         opalg.aba(m, q, z, z)
-    with pytest.raises(ModelError, match=match):
-        opalg.minv(m, q)
-    # one singular state inside a batch is enough
-    with pytest.raises(ModelError, match=match):
+    assert not isinstance(info.value, ModelError)
+    # one singular state inside a batch is enough, and the message says which
+    with pytest.raises(opalg.SingularConfigurationError, match=r"at batch index \(1,\)"):
         opalg.aba(m, np.stack([q + [0, 0.2, 0], q]), z, z)
 
 
 def test_singular_pivot_joint_moving_only_a_point_on_its_axis():
     """allow_massless: a massless body whose revolute axis passes through the only (point) mass
-    of its subtree has D(k) = 0 for every q; aba names the joint."""
+    of its subtree has D(k) = 0 for every q; aba names the joint and axis (E12 mass test)."""
     m = Model([-1, 0], [Joint("R", [0, 0, 1.0], name="spin"), Joint("P", [0, 0, 1.0], name="slide")],
               [(E3, Z3)] * 2, [(0.0, Z3, np.zeros((3, 3))), (2.0, Z3, np.zeros((3, 3)))],
               allow_massless=True)
     q = np.array([0.4, 0.7])
-    with pytest.raises(ModelError, match=r"body 0 \(body0\), joint spin: articulated pivot D\(k\) is singular"):
+    match = r"body 0 \(body0\), joint spin, axis 0: moves no mass at this configuration"
+    with pytest.raises(ModelError, match=match):
         opalg.aba(m, q, np.zeros(2), np.zeros(2))
-    with pytest.raises(ModelError, match=r"joint spin: articulated pivot"):
+    with pytest.raises(ModelError, match=match):
         opalg.lambda_inv(m, q, [(1, Z3)])
 
 

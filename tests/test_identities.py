@@ -581,27 +581,32 @@ def test_E9_aba_operator_expression_and_internals(c):
 
 
 def test_E9c_E9d_aba_internals(c):
-    """E9c/E9d: ABA pass internals z = ψ(KT + Pa + b), α = ψ*(H*ν + a); hinge forces f = P⁺α⁺ + z⁺."""
-    passes = opalg.innovations._passes  # the private pass function, tested on purpose: no skip
+    """E9c/E9d: the public pass kernel's internals z = ψ(KT + Pa + b), ε = T − Hz, ν = D⁻¹ε,
+    α = ψ*(H*ν + a); hinge forces f = P⁺α⁺ + z⁺ — each against the dense operators."""
     d, m = c.d, c.model
     T, a, b = c.tau, c.ops.a, c.ops.b
     qdd = opalg.aba(m, c.q, c.qd, T)
     kin = body_kinematics(m, c.q, c.qd)
     art = opalg.articulated(m, c.q, kin)
-    qdd_p, z, alpha = passes(m, art, T[:, None], kin.a, kin.b)
-    z, alpha = np.concatenate(z)[:, 0], np.concatenate(alpha)[:, 0]
-    assert_close(qdd_p[:, 0], qdd, TOL_INV, "E9c: _passes q̈ = aba")
+    res = opalg.innovations_passes(m, art, T[:, None], kin.a, kin.b, keep=True)
+    z, alpha = np.concatenate(res.z)[:, 0], np.concatenate(res.alpha)[:, 0]
+    assert_close(res.qdd[:, 0], qdd, TOL_INV, "E9c: innovations_passes q̈ = aba")
     assert_close(z, d.psi @ (d.K @ T + d.P @ a + b), TOL_INV, "E9c: z = psi(KT + Pa + b)")
     eps = T - d.H @ z
     nu = d.Dinv @ eps
+    assert_close(np.concatenate(res.eps)[:, 0], eps, TOL_INV, "E9c: eps = T - H z")
+    assert_close(np.concatenate(res.nu)[:, 0], nu, TOL_INV, "E9c: nu = D^-1 eps")
     assert_close(alpha, d.psi.T @ (d.H.T @ nu + a), TOL_INV, "E9c: alpha = psi*(H* nu + a)")
     assert_close(alpha, d.phi.T @ (d.H.T @ qdd + a), TOL_INV, "E9c: alpha = phi*(H* qdd + a)")
     # E9d hinge forces: f = phi(M alpha + b) = P(alpha+ + H* qdd) + z = P+ alpha+ + z+
     f = d.phi @ (d.M @ alpha + b)
     alpha_plus = d.E_phi.T @ alpha
     z_plus = z + d.G @ eps
+    assert_close(np.concatenate(res.z_plus)[:, 0], z_plus, TOL_INV, "E9c: z+ = z + G eps")
+    assert_close(np.concatenate(res.alpha_plus)[:, 0], alpha_plus, TOL_INV, "E9c: alpha+ = E_phi* alpha")
     assert_close(f, d.P @ (alpha_plus + d.H.T @ qdd) + z, TOL_INV, "E9d: f = P(alpha+ + H* qdd) + z")
     assert_close(f, d.P_plus @ alpha_plus + z_plus, TOL_INV, "E9d: f = P+ alpha+ + z+")
+    assert_close(np.concatenate(res.f)[:, 0], f, TOL_INV, "E9d: kernel hinge forces f")
     assert_close(d.H @ f, T, TOL_INV, "E9d: H f = T")
 
 

@@ -1,0 +1,135 @@
+r"""Operational space: frame Jacobians and the inverse operational-space inertia Λ⁻¹.
+
+docs/REFERENCE.md C8, F1–F5.  A body-fixed frame e on body k is picked off by
+ℬ (block φ(k, e)); its Jacobian is J = ℬ*φ*H* and Λ⁻¹ = Jℳ⁻¹J* = ℬ*Ωℬ, with
+Ω(i, j) = ψ*(c, i) Υ(c) ψ(c, j) through the nearest common ancestor c = i ∧ j
+(F3 — the serial-chain operator form F4 is false on branched trees).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backend as bk
+from .errors import StateError
+from .innovations import upsilon
+from .kinematics import body_kinematics, chunked
+from .model import Model, is_rotation
+from .riccati import articulated
+from .spatial import motion_transform
+
+
+def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
+    """(body, ^eX_k) from a frame spec ``(body, p)`` or ``(body, R, p)``."""
+    try:
+        body, *rest = frame
+        R, p = (np.eye(3), rest[0]) if len(rest) == 1 else rest
+    except (TypeError, ValueError):
+        raise StateError(f"frame {frame!r}: expected (body, p) or (body, R, p)") from None
+    if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
+        raise StateError(f"frame {frame!r}: body index {body!r} is not an integer; "
+                         "expected (body, p) or (body, R, p)")
+    body = int(body)
+    if not 0 <= body < model.n:
+        raise StateError(f"frame on body {body}: no such body (model has {model.n})")
+    R, p = bk.asarray(R), bk.asarray(p)
+    if R.shape != (3, 3) or p.shape != (3,):
+        raise StateError(f"frame on body {body}: R must be 3x3 and p a 3-vector")
+    if R.dtype != object and not is_rotation(R):
+        raise StateError(f"frame on body {body}: R is not a proper rotation matrix")
+    if p.dtype != object and not np.all(np.isfinite(p)):
+        raise StateError(f"frame on body {body}: origin p has non-finite entries {p}")
+    return body, motion_transform(bk.mT(R), p)
+
+
+@chunked(1)
+def frame_jacobian(model: Model, q, frame) -> np.ndarray:
+    r"""Spatial Jacobian of a body-fixed frame e, in e coordinates: ``J = B* φ* H*`` ([C8]).
+
+    ``frame`` is ``(body, p)`` or ``(body, R, p)``: origin p and orientation R of e
+    in the body frame.  The column block of joint j is ``^eX_j H*(j)`` for every j
+    on the path from the body to its root (j ⪰ body), zero elsewhere.  Returns (..., 6, N).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> arm = opalg.planar_arm([1.0, 1.0], [1.0, 1.0], [0.1, 0.1])
+    >>> opalg.frame_jacobian(arm, [0.0, 0.0], (1, [1.0, 0, 0]))[[2, 4]]   # w_z and v_y of the tip
+    array([[1., 1.],
+           [2., 1.]])
+    """
+    body, Xe = _frame_X(model, frame)
+    kin = body_kinematics(model, q, validate=False)
+    J = bk.zeros(kin.batch + (6, model.ndof), q, Xe)
+    X, k = Xe, body
+    while k != -1:
+        J[..., :, model.dof_slice[k]] = X @ kin.S[k]
+        X = X @ kin.Xup[k]
+        k = model.parents[k]
+    return J
+
+
+@chunked(1)
+def lambda_inv(model: Model, q, frames) -> np.ndarray:
+    r"""Inverse operational-space inertia Λ⁻¹ = J ℳ⁻¹ J* of body-fixed frames, in O(n).
+
+    Uses F5 with the tree formula F3 (the serial-chain operator form F4 is false
+    on branched trees, docs/REFERENCE.md pitfall 4):
+
+    .. math:: Λ^{-1}(e_r, e_s) = φ^*(k_r,e_r)\, ψ^*(c,k_r)\, Υ(c)\, ψ(c,k_s)\, φ(k_s,e_s),
+              \quad c = k_r ∧ k_s,
+
+    and 0 when k_r and k_s hang from different roots.
+
+    Parameters
+    ----------
+    frames : sequence of (body, p) or (body, R, p)
+
+    Returns
+    -------
+    ndarray, shape (..., 6m, 6m) for m frames, each in its own coordinates.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(7, "tree", seed=5, joints="revolute")
+    >>> q = np.zeros(m.ndof); fr = [(6, [0.1, 0, 0])]
+    >>> J = opalg.frame_jacobian(m, q, fr[0])
+    >>> bool(np.allclose(opalg.lambda_inv(m, q, fr), J @ np.linalg.solve(opalg.crba(m, q), J.T)))
+    True
+    """
+    specs = [_frame_X(model, f) for f in frames]
+    art = articulated(model, q, body_kinematics(model, q, validate=False))
+    Y = upsilon(model, q, art)
+    kin = art.kin
+    psi_up = {k: bk.mT(kin.Xup[k]) @ art.tau_bar[k] for k in range(model.n)}
+
+    def path_to(c, k):
+        """ψ(c, k) as a product of ψ(℘,·) blocks (E4d), or None if c is not ⪰ k."""
+        P = None
+        while k != c:
+            if k == -1:
+                return None
+            P = psi_up[k] if P is None else psi_up[k] @ P
+            k = model.parents[k]
+        return bk.eye(6, *art.P) + bk.zeros(kin.batch + (6, 6), *art.P) if P is None else P
+
+    def ancestors(k):
+        out = []
+        while k != -1:
+            out.append(k)
+            k = model.parents[k]
+        return out
+
+    m = len(specs)
+    out = bk.zeros(kin.batch + (6 * m, 6 * m), q, *art.P)
+    for r, (kr, Xr) in enumerate(specs):
+        anc_r = ancestors(kr)
+        for s, (ks, Xs) in enumerate(specs):
+            common = [a for a in ancestors(ks) if a in anc_r]
+            if not common:
+                continue
+            c = common[0]
+            blk = Xr @ bk.mT(path_to(c, kr)) @ Y[c] @ path_to(c, ks) @ bk.mT(Xs)
+            out[..., 6 * r:6 * r + 6, 6 * s:6 * s + 6] = blk
+    return out

@@ -1,0 +1,253 @@
+r"""The articulated-body Riccati recursion, with exact pivots for every joint kind.
+
+docs/REFERENCE.md E1–E3, E11, E12.  Inward over the tree,
+
+.. math::
+    P(k) = M(k) + Σ_{c∈C(k)} φ(k,c) P^+(c) φ^*(k,c),\qquad
+    D = H P H^*,\ G = P H^* D^{-1},\ τ̄ = I − G H,\ P^+ = τ̄ P.
+
+**How the pivot D(k) is handled (E11).**  A joint of n_k axes is eliminated one
+axis at a time, tip-most axis first, inside body k's frame: with S = H*(k) =
+[S_1 … S_{n_k}] and P^{(n_k)} = P(k),
+
+.. math::
+    U_i = P^{(i)} S_i,\quad d_i = S_i^* U_i,\quad P^{(i-1)} = P^{(i)} − U_i U_i^* / d_i,
+    \qquad P^+(k) = P^{(0)}.
+
+This is the block update P⁺ = P − P S D⁻¹ S* P computed as a symmetric rank-one
+downdate per axis (the quotient property of Schur complements), so that
+
+* P⁺ stays symmetric to rounding — the block form P − G U*, which assumes P
+  exactly symmetric, doubled P's antisymmetric part at every multi-axis joint;
+* the d_i are the pivots of an LDL* factorization of D(k) (a symmetric
+  factorization: no n_k×n_k inverse is ever formed);
+* it is exactly the articulated-body algorithm of the same chain written with
+  1-dof joints (massless intermediate frames), so a multi-axis joint near a
+  gimbal lock is as accurate as handling its axes one at a time.
+
+The passes of :mod:`opalg.innovations` apply D⁻¹ and G through the same factors.
+The block quantities D, D⁻¹, G and τ̄ of the operator algebra are formed from
+them only on request (:class:`Articulated` properties).
+
+**Singularity tests are scale-free (E12).**  Axis i "moves no mass" when
+D_ii ≤ c·ε·s_i with s_i = (|ω_i|² tr P_ωω + |v_i|² tr P_vv)/3 ([ω_i; v_i] = S_i),
+and the axes are dependent at q (a singular configuration, e.g. gimbal lock)
+when a pivot d_i ≤ c·ε·D_ii (the pivot of the correlation matrix of D).  Both
+sides scale alike under any change of length or mass units, so a 1 mm / 1 mg arm
+is judged exactly like a 1 m / 1 kg one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from . import _backend as bk
+from .errors import ModelError, SingularConfigurationError
+from .kinematics import Kinematics, body_kinematics, check_state
+from .model import Model
+
+#: c of the E12 tests: a pivot within c·ε of its scale is rounding noise.  At that
+#: point cond(ℳ) ≳ 1/(c ε) ≈ 1.4e14 and a dense LU solve has lost all accuracy too.
+PIVOT_TOL = 32 * np.finfo(float).eps
+
+
+@dataclass
+class Articulated:
+    """Per-body articulated quantities (lists indexed by body label).
+
+    Attributes
+    ----------
+    P, P_plus : list of (..., 6, 6)
+        Articulated inertia P(k) and post-hinge inertia P⁺(k) = τ̄(k)P(k).
+    U, d : list of lists
+        The E11 factors: ``U[k][i]`` (..., 6, 1) and ``d[k][i]`` (..., 1, 1) for
+        axis i of body k (see the module docstring).
+    kin : Kinematics
+        The kinematics (transforms ``Xup``, subspaces ``S``) the recursion used.
+
+    The block quantities ``D``, ``Dinv``, ``G``, ``tau_bar`` are properties,
+    formed from the factors on first use (forward dynamics never needs them).
+    """
+
+    P: list
+    P_plus: list
+    U: list
+    d: list
+    kin: Kinematics
+
+    def columns(self, k: int) -> list:
+        """The axes S_i of body k as (..., 6, 1) columns."""
+        S = self.kin.S[k]
+        return [S[..., :, i:i + 1] for i in range(S.shape[-1])]
+
+    def pivot_inward(self, k: int, T_k: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, list]:
+        r"""Eliminate the axes of body k from the inward pass (E11).
+
+        With the axes processed tip-most first, ε_i = T_i − S_i^* z^{(i)} and
+        z^{(i−1)} = z^{(i)} + U_i ε_i / d_i; returns z⁺(k) = z^{(0)} and the ε_i.
+        ``T_k`` is (..., n_k, r) and ``z`` (..., 6, r).  Mathematically
+        z⁺ = z + G(k)(T(k) − H(k)z).
+        """
+        S, eps = self.columns(k), [None] * len(self.U[k])
+        for i in reversed(range(len(eps))):
+            eps[i] = T_k[..., i:i + 1, :] - bk.mm(bk.mT(S[i]), z)
+            z = z + bk.mm(self.U[k][i], eps[i] / self.d[k][i])
+        return z, eps
+
+    def pivot_outward(self, k: int, eps: list, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r"""The outward half: θ̈_i = (ε_i − U_i^* α^{(i−1)}) / d_i, α^{(i)} = α^{(i−1)} + S_i θ̈_i.
+
+        Starting from α^{(0)} = α⁺(k) (..., 6, r); returns θ̈(k) (..., n_k, r) and
+        α^{(n_k)} = α⁺(k) + H*(k)θ̈(k).  Mathematically θ̈(k) = D⁻¹ε − G*α⁺.
+        """
+        S, out = self.columns(k), []
+        for i in range(len(eps)):
+            qi = (eps[i] - bk.mm(bk.mT(self.U[k][i]), alpha)) / self.d[k][i]
+            alpha = alpha + bk.mm(S[i], qi)
+            out.append(qi)
+        return (out[0] if len(out) == 1 else np.concatenate(out, -2)), alpha
+
+    # -- block quantities of the operator algebra, on request -------------------
+    def _unit_solve(self, k: int):
+        """(D⁻¹(k), G(k)) from the factors: the pivot passes applied to the unit vectors."""
+        nk = len(self.U[k])
+        like = [self.P[k]]
+        E = bk.eye(nk, *like) + bk.zeros(self.P[k].shape[:-2] + (nk, nk), *like)
+        zp, eps = self.pivot_inward(k, E, bk.zeros(self.P[k].shape[:-2] + (6, nk), *like))
+        Dinv, _ = self.pivot_outward(k, eps, bk.zeros(zp.shape, *like))
+        return Dinv, zp
+
+    @cached_property
+    def _blocks(self):
+        return [self._unit_solve(k) for k in range(len(self.P))]
+
+    @cached_property
+    def D(self) -> list:
+        """D(k) = H(k) P(k) H*(k), symmetrized."""
+        out = []
+        for k, S in enumerate(self.kin.S):
+            Dk = bk.mT(S) @ self.P[k] @ S
+            out.append((Dk + bk.mT(Dk)) / 2 if Dk.dtype != object else Dk)
+        return out
+
+    @cached_property
+    def Dinv(self) -> list:
+        """D⁻¹(k), from the LDL* pivots (never an n_k×n_k inverse)."""
+        return [b[0] for b in self._blocks]
+
+    @cached_property
+    def G(self) -> list:
+        """G(k) = P(k) H*(k) D⁻¹(k)."""
+        return [b[1] for b in self._blocks]
+
+    @cached_property
+    def tau_bar(self) -> list:
+        """τ̄(k) = I − G(k) H(k)."""
+        return [bk.eye(6, G) - bk.mm(G, bk.mT(S)) for G, S in zip(self.G, self.kin.S)]
+
+
+def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
+    r"""The Riccati recursion (docs/REFERENCE.md E1, E11), inward:
+
+    .. math::
+        P(k) = M(k) + Σ_{c∈C(k)} φ(k,c) P^+(c) φ^*(k,c),\quad
+        P^+(k) = P(k) − Σ_i U_i U_i^*/d_i \ \text{(one axis at a time)}.
+
+    Operator form (E2): ``P = M + ℰψ P ℰψ*``.
+
+    Raises
+    ------
+    ModelError
+        If an axis moves no mass at this configuration (E12: D_ii within c·ε of
+        its scale), e.g. a joint whose subtree is massless or a point mass on a
+        revolute axis.
+    SingularConfigurationError
+        If the axes of a multi-axis joint are dependent at q (E12: an LDL* pivot
+        within c·ε of its diagonal), e.g. an Euler-angle joint in gimbal lock.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(4, seed=0)
+    >>> art = opalg.articulated(m, np.zeros(m.ndof))
+    >>> bool(np.allclose(art.tau_bar[0] @ art.tau_bar[0], art.tau_bar[0]))
+    True
+    >>> bool(np.allclose(art.P_plus[1], art.P_plus[1].T, rtol=0, atol=1e-15 * abs(art.P_plus[1]).max()))
+    True
+    """
+    if kin is None:
+        q = check_state(model, q, "q")
+        kin = body_kinematics(model, q, validate=False)
+    n = model.n
+    # Read-only broadcast views: P(k) starts as M(k) for every state without a copy.
+    P = [np.broadcast_to(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
+    Pp, U, d = [None] * n, [None] * n, [None] * n
+    for k in reversed(model.order):
+        S, Pk = kin.S[k], P[k]
+        Uk, dk = [], []
+        check = Pk.dtype.kind == "f"
+        scale = _mass_scale(Pk) if check else None
+        for i in reversed(range(S.shape[-1])):
+            s = S[..., :, i:i + 1]
+            u = bk.mm(Pk, s)
+            di = bk.mm(bk.mT(s), u)
+            if check:
+                _check_axis(model, k, i, s, di, P[k], scale, kin, q, i == S.shape[-1] - 1)
+            # Outer product U Uᵀ (exactly symmetric) then the division: a symmetric downdate.
+            Pk = Pk - (u * bk.mT(u)) / di
+            Uk.append(u)
+            dk.append(di)
+        U[k], d[k], Pp[k] = Uk[::-1], dk[::-1], Pk
+        p = model.parents[k]
+        if p != -1:
+            P[p] = P[p] + bk.mT(kin.Xup[k]) @ Pk @ kin.Xup[k]
+    return Articulated(P, Pp, U, d, kin)
+
+
+def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(tr P_ωω / 3, tr P_vv / 3): the unit-consistent sizes of P's two diagonal blocks."""
+    return (np.trace(P[..., :3, :3], axis1=-2, axis2=-1) / 3,
+            np.trace(P[..., 3:, 3:], axis1=-2, axis2=-1) / 3)
+
+
+def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: bool) -> None:
+    """The E12 tests for axis i of body k, before its pivot is used (numeric only).
+
+    ``first``: axis i is the first one eliminated, so its D_ii is its pivot d_i.
+    """
+    s = s[..., 0]
+    w2 = np.sum(s[..., :3] ** 2, -1)
+    v2 = np.sum(s[..., 3:] ** 2, -1)
+    # D_ii = S_i* P(k) S_i, before any axis of body k was eliminated.
+    D_ii = d_i[..., 0, 0] if first else np.einsum("...i,...ij,...j->...", s, P, s)
+    ref = w2 * scale[0] + v2 * scale[1]
+    d_i = d_i[..., 0, 0]
+    joint = model.joint_names[k]
+    bad = ~(D_ii > PIVOT_TOL * ref)           # also catches NaN
+    if np.any(bad):
+        raise ModelError(
+            f"body {k} ({model.names[k]}), joint {joint}, axis {i}: moves no mass at this "
+            f"configuration (H P H* = {_first(D_ii, bad):.3e} against its scale "
+            f"{_first(ref, bad):.3e}); the joint's subtree is massless along this axis"
+        )
+    bad = ~(d_i > PIVOT_TOL * D_ii)
+    if np.any(bad):
+        idx = tuple(int(j) for j in np.argwhere(np.broadcast_to(bad, np.shape(bad)))[0]) if np.ndim(bad) else ()
+        qk = None if q is None else np.asarray(np.broadcast_to(q, kin.batch + q.shape[-1:])[idx])[
+            model.dof_slice[k]]
+        where = f" at batch index {idx}" if idx else ""
+        raise SingularConfigurationError(
+            f"body {k} ({model.names[k]}), joint {joint}: singular configuration{where}, "
+            f"q[{model.dof_slice[k].start}:{model.dof_slice[k].stop}] = {np.round(qk, 12).tolist() if qk is not None else '?'}: "
+            f"its axes are dependent here (pivot of axis {i} is {_first(d_i / D_ii, bad):.1e} of "
+            "its diagonal; e.g. an Euler-angle joint in gimbal lock)",
+            body=k, joint=joint, q=qk,
+        )
+
+
+def _first(x, mask) -> float:
+    x = np.broadcast_to(x, np.shape(mask)) if np.ndim(mask) else x
+    return float(x[mask][0]) if np.ndim(mask) else float(x)
