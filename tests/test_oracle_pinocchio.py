@@ -475,3 +475,47 @@ def test_batched_calls_match_pinocchio_loop():
         for k, r in ref.items():
             rtol = RTOL_SOLVE * cond if k in ("aba", "Minv", "Lambda_inv(2 frames)") else RTOL_ID
             _check("batch", k, out[k][b], r, rtol)
+
+
+# ---------------------------------------------------------------------------
+# external forces (docs/REFERENCE.md C9) against Pinocchio's fext overloads
+# ---------------------------------------------------------------------------
+def _pin_fext(model, tw, f_ext):
+    """opalg f_ext (n, 6), angular first about body k's origin in body-k coordinates ->
+    Pinocchio's per-joint forces in the LOCAL frame of the joint carrying each body (linear first
+    inside pin.Force).  The last axis of a multi-axis joint carries the body (see to_urdf)."""
+    forces = [pin.Force.Zero() for _ in range(tw.model.njoints)]
+    for k, j in enumerate(model.joints):
+        jn = j.name or f"joint{k}"
+        jid = tw.model.getJointId(jn if j.ndof == 1 else f"{jn}_{j.ndof - 1}")
+        forces[jid] = pin.Force(np.asarray(f_ext[k, 3:]), np.asarray(f_ext[k, :3]))
+    return pin.StdVec_Force(forces) if hasattr(pin, "StdVec_Force") else forces
+
+
+@pytest.mark.parametrize("spec", [("chain", 6, "mixed", 1), ("tree", 12, "mixed", 1),
+                                  ("tree", 9, "single", 2)],
+                         ids=lambda s: f"{s[0]}-n{s[1]}-{s[2]}")
+def test_fext_against_pinocchio(spec):
+    """rnea(..., f_ext) and aba(..., f_ext) equal pin.rnea/pin.aba with fext (LOCAL joint frames).
+
+    Tolerances as for the other dynamics comparisons (RTOL_ID relative to the summed terms,
+    RTOL_SOLVE·cond(ℳ) for ABA)."""
+    topo, n, joints, roots = spec
+    kw = {"n_roots": roots} if topo == "tree" else {}
+    model = opalg.random_model(n, topo, seed=3 * n, joints=joints, **kw)
+    tw = to_pinocchio(model)
+    rng = np.random.default_rng(n)
+    for q, qd, qdd in _states(model, 5 * n, 3):
+        f = rng.normal(size=(model.n, 6)) * 5.0
+        fx = _pin_fext(model, tw, f)
+        tau = opalg.rnea(model, q, qd, qdd, f_ext=f)
+        tau_p = tw.from_v(pin.rnea(tw.model, tw.data, tw.q(q), tw.v(qd), tw.v(qdd), fx))
+        Mq = opalg.crba(model, q)
+        scale = max(np.linalg.norm(tau), np.linalg.norm(Mq, 2) * np.linalg.norm(qdd),
+                    np.linalg.norm(f))
+        _check("fext", "rnea", tau, tau_p, RTOL_ID, scale)
+        # with f_ext = 0 the two differ: the comparison sees the forces
+        assert _rel(opalg.rnea(model, q, qd, qdd), tau_p) > 1e-6
+        qdd_p = tw.from_v(pin.aba(tw.model, tw.data, tw.q(q), tw.v(qd), tw.v(tau), fx))
+        _check("fext", "aba", opalg.aba(model, q, qd, tau, f_ext=f), qdd_p,
+               RTOL_SOLVE * np.linalg.cond(Mq))
