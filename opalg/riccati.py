@@ -188,7 +188,7 @@ def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
     for k in reversed(model.order):
         S, Pk = kin.S[k], P[k]
         Uk, dk = [], []
-        check = Pk.dtype.kind == "f"
+        check = Pk.dtype.kind == "f" and S.dtype.kind == "f"
         scale = _mass_scale(Pk) if check else None
         for i in reversed(range(S.shape[-1])):
             s = S[..., :, i:i + 1]
