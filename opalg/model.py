@@ -225,6 +225,11 @@ def _check_inertia(k: int, name: str, inertia: Inertia, allow_massless: bool) ->
         )
 
 
+def _symmetric(A: np.ndarray) -> np.ndarray:
+    """(A + Aᵀ)/2 for numbers; sympy matrices are left as they are."""
+    return A if A.dtype == object else (A + A.T) / 2
+
+
 def _topological_order(parents: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
     n = len(parents)
     for k, p in enumerate(parents):
@@ -353,7 +358,9 @@ class Model:
         # Constant per-body data, computed once: Featherstone tree transform X_T
         # (parent -> joint frame) and the spatial inertia about the body origin.
         self.X_tree = tuple(motion_transform(bk.mT(R), r) for R, r in self.placements)
-        self.I_spatial = tuple(spatial_inertia(i.mass, i.com, i.I_com) for i in self.inertias)
+        # Symmetrized: the validated I_com is symmetric only to a tolerance, and the Riccati
+        # downdates preserve P's symmetry exactly only if M(k) is exactly symmetric.
+        self.I_spatial = tuple(_symmetric(spatial_inertia(i.mass, i.com, i.I_com)) for i in self.inertias)
         self.symbolic = bk.is_symbolic(*self.X_tree, *self.I_spatial, self.gravity,
                                        *[j.axes for j in self.joints])
 

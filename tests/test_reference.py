@@ -417,69 +417,64 @@ def _model_with_multi_axis_joints(rng) -> Model:
     return Model(parents, joints, places, [random_inertia(rng) for _ in parents])
 
 
-def test_E11_factored_pivot_equals_plain_forms():
-    """E11: with S = QR and Q*PQ = LL*, D = R*D̂R, G = PQD̂⁻¹R⁻*, τ̄ = I − PQD̂⁻¹Q*, P⁺ = P − YY*,
-    and the passes in the orthonormal basis give the ABA's θ̈."""
+def test_E11_sequential_pivot_equals_block_forms():
+    """E11: the one-axis-at-a-time factors of `articulated` reproduce the block quantities
+    D = S*PS, G = PSD⁻¹, τ̄ = I − GH, P⁺ = P − PSD⁻¹S*P (formed here with a dense inverse of D),
+    and the pivots are those of the LDL* of D in reverse axis order."""
     rng = np.random.default_rng(3)
     m = _model_with_multi_axis_joints(rng)
     for _ in range(2):
         q, qd, T = rng.normal(size=(3, m.ndof))
-        ops = opalg.operators(m, q, qd)
-        art, kin = ops.art, ops.kin
-        z_plus, fac = [None] * m.n, [None] * m.n
-        for k in reversed(m.order):
-            S, P = kin.S[k], art.P[k]
-            Q, R = np.linalg.qr(S)
-            Dh = Q.T @ P @ Q
-            L = np.linalg.cholesky(Dh)
-            Y = np.linalg.solve(L, (P @ Q).T).T
-            assert_close(R.T @ Dh @ R, art.D[k], 1e-12, f"E11: D({k}) = R* D^ R")
-            assert_close(P @ Q @ np.linalg.solve(Dh, np.linalg.inv(R).T), art.G[k], 1e-12, f"E11: G({k})")
-            assert_close(np.eye(6) - P @ Q @ np.linalg.solve(Dh, Q.T), art.tau_bar[k], 1e-12,
-                         f"E11: tau_bar({k}) is free of R")
-            assert_close(P - Y @ Y.T, art.P_plus[k], 1e-12, f"E11: P+({k}) = P - Y Y*")
-            z = P @ kin.a[k] + kin.b[k] + sum((kin.Xup[c].T @ z_plus[c] for c in m.children[k]), np.zeros(6))
-            eps_hat = np.linalg.solve(R.T, T[m.dof_slice[k]]) - Q.T @ z
-            z_plus[k] = z + P @ Q @ np.linalg.solve(Dh, eps_hat)
-            fac[k] = (Q, R, Dh, P, eps_hat)
-        alpha, qdd = [None] * m.n, np.zeros(m.ndof)
-        for k in m.order:
-            Q, R, Dh, P, eps_hat = fac[k]
-            p = m.parents[k]
-            a_plus = np.zeros(6) if p == -1 else kin.Xup[k] @ alpha[p]
-            qdd[m.dof_slice[k]] = np.linalg.solve(R, np.linalg.solve(Dh, eps_hat - Q.T @ P @ a_plus))
-            alpha[k] = a_plus + kin.S[k] @ qdd[m.dof_slice[k]] + kin.a[k]
-        assert_close(qdd, opalg.aba(m, q, qd, T), 1e-12, "E11: factored passes = aba")
+        art = opalg.articulated(m, q)
+        for k in range(m.n):
+            S, P = art.kin.S[k], art.P[k]
+            D = S.T @ P @ S
+            Dinv = np.linalg.inv(D)
+            assert_close(art.D[k], D, 1e-13, f"E11: D({k})")
+            assert_close(art.Dinv[k], Dinv, 1e-12, f"E11: D^-1({k}) from the pivots")
+            assert_close(art.G[k], P @ S @ Dinv, 1e-12, f"E11: G({k})")
+            assert_close(art.tau_bar[k], np.eye(6) - P @ S @ Dinv @ S.T, 1e-12, f"E11: tau_bar({k})")
+            assert_close(art.P_plus[k], P - P @ S @ Dinv @ S.T @ P, 1e-12, f"E11: P+({k})")
+            # LDL* of D eliminating the last axis first: the Schur-complement pivots
+            nk, piv, A = S.shape[1], [], D.copy()
+            for i in reversed(range(nk)):
+                piv.insert(0, A[i, i])
+                A = A - np.outer(A[:, i], A[i, :]) / A[i, i]
+            assert_close(np.array([d[0, 0] for d in art.d[k]]), np.array(piv), 1e-12,
+                         f"E11: pivots d_i({k}) = LDL* pivots of D")
 
 
-def test_E11_factored_downdate_stays_accurate_near_gimbal_lock():
-    """E11, why: 1e-6 from gimbal lock the plain P⁺ = P − G S* P loses about cond(D)·ε, the
-    factored downdate keeps full accuracy and exact symmetry (reference: 50-digit arithmetic)."""
-    rng = np.random.default_rng(11)
+def test_E11_downdate_stays_accurate_near_gimbal_lock():
+    """E11, why: near a gimbal lock the one-axis-at-a-time downdate of `articulated` keeps P⁺
+    accurate to rounding and exactly symmetric, while the plain block form P − G S* P loses about
+    cond(D)·ε (reference: 50-digit arithmetic)."""
     mpmath.mp.dps = 50
-    A = rng.normal(size=(6, 6))
+    rng = np.random.default_rng(11)
     inertia = random_inertia(rng)
-    P = opalg.spatial.spatial_inertia(inertia.mass, inertia.com, inertia.I_com) + 0.1 * A @ A.T
-    P = (P + P.T) / 2
-    S = joint_transform(Joint.spherical(), np.array([0.3, np.pi / 2 - 1e-6, -0.2]))[1]
-    D = S.T @ P @ S
-    assert np.linalg.cond(D) > 1e10
-    plain = P - (P @ S @ np.linalg.inv(D)) @ (S.T @ P)
-    Q, _ = np.linalg.qr(S)
-    Y = np.linalg.solve(np.linalg.cholesky(Q.T @ P @ Q), (P @ Q).T).T
-    factored = P - Y @ Y.T
-    Pm, Sm = mpmath.matrix(P.tolist()), mpmath.matrix(S.tolist())
-    exact = Pm - Pm * Sm * (Sm.T * Pm * Sm) ** -1 * Sm.T * Pm
-    exact = np.array(exact.tolist(), dtype=float)
-    assert rel(factored, exact) < 1e-14 and rel(factored, factored.T) < 1e-15
-    assert rel(plain, exact) > 1e3 * rel(factored, exact)
+    m = Model([-1], [Joint.spherical()], [(np.eye(3), np.zeros(3))], [inertia])
+    P = m.I_spatial[0]
+    Pm = mpmath.matrix(P.tolist())
+    for delta in (1e-3, 1e-5, 1e-6, 1e-7):
+        q1 = np.array([0.3, np.pi / 2 - delta, -0.2])
+        art = opalg.articulated(m, q1)
+        S = art.kin.S[0]
+        Sm = mpmath.matrix(S.tolist())
+        exact = np.array((Pm - Pm * Sm * (Sm.T * Pm * Sm) ** -1 * Sm.T * Pm).tolist(), dtype=float)
+        Pp = art.P_plus[0]
+        assert rel(Pp, exact) < 1e-14, f"E11 at delta = {delta}: {rel(Pp, exact):.1e}"
+        assert np.array_equal(Pp, Pp.T), "E11: the downdate is exactly symmetric"
+        if delta == 1e-6:
+            D = S.T @ P @ S
+            assert np.linalg.cond(D) > 1e10
+            plain = P - (P @ S @ np.linalg.inv(D)) @ (S.T @ P)
+            assert rel(plain, exact) > 1e3 * rel(Pp, exact)
 
 
-def _singularity_criteria(S, P, D):
-    """E12: (D_ii / s_i for every axis, smallest eigenvalue of the correlation matrix of D)."""
+def _singularity_criteria(S, P, d):
+    """E12: (D_ii / s_i for every axis, smallest pivot ratio d_i / D_ii of the LDL* of D)."""
     s = (np.sum(S[:3] ** 2, 0) * np.trace(P[:3, :3]) + np.sum(S[3:] ** 2, 0) * np.trace(P[3:, 3:])) / 3
-    d = 1 / np.sqrt(np.diag(D))
-    return np.diag(D) / s, np.linalg.eigvalsh(d[:, None] * D * d[None, :])[0]
+    D = S.T @ P @ S
+    return np.diag(D) / s, float(np.min(np.asarray(d) / np.diag(D)))
 
 
 def _in_units(m: Model, lam: float, mu: float) -> Model:
@@ -489,9 +484,19 @@ def _in_units(m: Model, lam: float, mu: float) -> Model:
                   for i in m.inertias], lam * np.asarray(m.gravity))
 
 
+def _ldl_pivots_reverse(D):
+    """Pivots of the LDL* of D eliminating the last index first (independent of opalg)."""
+    A, piv = np.array(D, dtype=float), []
+    for i in reversed(range(A.shape[0])):
+        piv.insert(0, A[i, i])
+        A = A - np.outer(A[:, i], A[i, :]) / A[i, i]
+    return np.array(piv)
+
+
 def test_E12_singularity_tests_are_unit_free():
-    """E12: D_ii/s_i and λ_min(C) do not change with the units of length and mass (D does), and
-    near gimbal lock the correlation test flags the dependent axes while each axis moves mass."""
+    """E12: D_ii/s_i and the pivot ratios d_i/D_ii do not change with the units of length and
+    mass (D does), and near gimbal lock the pivot test flags the dependent axes while each axis
+    moves mass — and `articulated` raises SingularConfigurationError exactly then."""
     rng = np.random.default_rng(5)
     m = _model_with_multi_axis_joints(rng)
     q = rng.normal(size=m.ndof)
@@ -500,13 +505,14 @@ def test_E12_singularity_tests_are_unit_free():
     for lam, mu in [(1.0, 1.0), (1e-3, 1e-3), (1e3, 1.0), (1e-2, 1e3)]:
         mu_model = _in_units(m, lam, mu)
         art = opalg.articulated(mu_model, np.where(prismatic, lam * q, q))
-        crit = [_singularity_criteria(art.kin.S[k], art.P[k], art.D[k]) for k in range(m.n)]
+        crit = [_singularity_criteria(art.kin.S[k], art.P[k], [d[0, 0] for d in art.d[k]])
+                for k in range(m.n)]
         if ref is None:
             ref, D_ref = crit, art.D[1]
             continue
         for k in range(m.n):
             assert_close(crit[k][0], ref[k][0], 1e-9, f"E12: D_ii/s_i of joint {k}, units ({lam}, {mu})")
-            assert abs(crit[k][1] - ref[k][1]) <= 1e-9, f"E12: lambda_min(C) of joint {k}"
+            assert abs(crit[k][1] - ref[k][1]) <= 1e-9, f"E12: pivot ratio of joint {k}"
         assert rel(art.D[1], D_ref) > 0.5, "E12: the pivots themselves did change"
     # gimbal lock of the spherical joint (body 1): P(1) depends only on the bodies outboard of it
     art = opalg.articulated(m, q)
@@ -514,9 +520,17 @@ def test_E12_singularity_tests_are_unit_free():
     for delta, dependent in [(1e-3, False), (1e-9, True)]:
         q1 = np.array([0.3, np.pi / 2 - delta, -0.2])
         S = joint_transform(m.joints[1], q1)[1]
-        ratios, lam_min = _singularity_criteria(S, art.P[1], S.T @ art.P[1] @ S)
+        D = S.T @ art.P[1] @ S
+        ratios, pivot_ratio = _singularity_criteria(S, art.P[1], _ldl_pivots_reverse(D))
         assert np.all(ratios > c * eps), "E12: every axis still moves mass"
-        assert (lam_min <= c * eps) == dependent, f"E12: correlation test at delta = {delta}"
+        assert (pivot_ratio <= c * eps) == dependent, f"E12: pivot test at delta = {delta}"
+        qq = q.copy()
+        qq[m.dof_slice[1]] = q1
+        if dependent:
+            with pytest.raises(opalg.SingularConfigurationError, match="joint1: singular configuration"):
+                opalg.articulated(m, qq)
+        else:
+            opalg.articulated(m, qq)
 
 
 # -- K2: an independent implementation of axis sequences (complex-step safe) -----------------
