@@ -90,7 +90,7 @@ def test_joint_axis_not_unit():
         Joint(["R", "P"], [[0, 0, 1], [0, 2, 0]], name="wrist")
 
 
-@pytest.mark.parametrize("kind", ["spherical", "fixed", ["R", "helical"], ["R", 3]])
+@pytest.mark.parametrize("kind", ["spherical", "fixed", ["R", "screw"], ["R", 3]])
 def test_joint_type_unsupported(kind):
     """An unknown joint type is named and the supported types are listed."""
     with pytest.raises(ModelError, match=r"joint 'j': unsupported joint type .*'revolute' or 'prismatic'"):
