@@ -45,30 +45,21 @@ _AXIS_TOL = 1e-9
 class AxisKind:
     """A primitive axis kind: local 6-vector, transform and fast-path coefficients.
 
-    Subclasses set ``code`` (one letter), ``names`` (accepted spellings) and
-    ``pitched`` (whether an axis of this kind takes a pitch), and implement the
-    four methods.  ``s`` is the unit axis (3,), ``h`` the pitch (None if unpitched).
+    Subclasses set ``code`` (one letter), ``names`` (accepted spellings, the first
+    used in messages) and ``pitched`` (whether an axis takes a pitch), and implement
+
+    * ``local(s, h)``: the 6-vector s_i of the axis in its own frame F_i;
+    * ``transform(s, h, q)``: ^{F_i}X_{F_{i-1}}(q), shape q.shape + (6, 6);
+    * ``basis(q)``: the non-constant scalar functions f_1(q), ... of the fast path;
+    * ``coefficients(s, h, R_T, r_T)``: 6x6 matrices C_0, C_1, ... with
+      X(q) X_T = C_0 + Σ f_i(q) C_i for the placement (R_T, r_T).
+
+    ``s`` is the unit axis (3,), ``h`` the pitch (None if unpitched).
     """
 
     code: str = ""
     names: tuple[str, ...] = ()
     pitched: bool = False
-
-    def local(self, s, h) -> np.ndarray:
-        """The 6-vector s_i of the axis in its own frame F_i."""
-        raise NotImplementedError
-
-    def transform(self, s, h, q) -> np.ndarray:
-        """^{F_i}X_{F_{i-1}}(q), shape q.shape + (6, 6)."""
-        raise NotImplementedError
-
-    def basis(self, q) -> list:
-        """The non-constant scalar functions f_1(q), ... of the fast path."""
-        raise NotImplementedError
-
-    def coefficients(self, s, h, R_T, r_T) -> list:
-        """6x6 matrices C_0, C_1, ... with X(q) X_T = C_0 + Σ f_i(q) C_i (placement R_T, r_T)."""
-        raise NotImplementedError
 
 
 #: code ("R", "P", "H") -> the kind object
@@ -164,7 +155,7 @@ class Helical(AxisKind):
         return np.concatenate([s, s * h])
 
     def transform(self, s, h, q):
-        return motion_transform(bk.mT(rotation_about(s, q)), (q * h)[..., None] * s)
+        return motion_transform(bk.mT(rotation_about(s, q)), q[..., None] * s * h)
 
     def basis(self, q):
         sn, c = bk.sin(q), bk.cos(q)
@@ -223,17 +214,11 @@ def _pitches(codes: tuple[str, ...], pitch, label: str) -> tuple:
         if kind.pitched and p is None:
             raise ModelError(f"{label}: axis {i} is {kind.names[0]} and needs a pitch")
         if not kind.pitched and p is not None:
-            raise ModelError(f"{label}: axis {i} is {kind.names[0]}; only helical axes take a "
+            takers = " or ".join(k.names[0] for k in AXIS_KINDS.values() if k.pitched)
+            raise ModelError(f"{label}: axis {i} is {kind.names[0]}; only {takers} axes take a "
                              f"pitch (got {p!r})")
         out.append(None if p is None else _check_pitch(label, i, p))
     return tuple(out)
-
-
-def _numeric(x) -> np.ndarray | None:
-    try:
-        return np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        return None
 
 
 class Joint:
@@ -284,7 +269,10 @@ class Joint:
         if axes.shape != (len(self.kinds), 3):
             raise ModelError(f"{label}: axis has shape {bk.asarray(axis).shape}, expected (3,) per axis "
                              f"for {len(self.kinds)} axis/axes")
-        num = _numeric(axes)
+        try:
+            num = np.asarray(axes, dtype=float)
+        except (TypeError, ValueError):  # sympy entries: numeric checks do not apply
+            num = None
         if num is not None:
             for i, a in enumerate(num):
                 nrm = float(np.linalg.norm(a))
@@ -435,6 +423,7 @@ class TreeTransform:
 
     def __call__(self, q) -> np.ndarray:
         """^kX_℘ at joint coordinate(s) ``q`` of shape (...), -> (..., 6, 6)."""
+        q = bk.asarray(q)
         f = self.kind.basis(q)
         if q.dtype.kind == "f" and self.stacked is not None:
             # One small gemm: much faster than broadcasting sums of 6x6 arrays.
