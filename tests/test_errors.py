@@ -522,7 +522,7 @@ def test_random_model_bad_topology(topology):
 
 def test_random_model_bad_joints_and_sizes():
     """random_model: bad joints string, n < 1 and n_roots out of range are named."""
-    with pytest.raises(ValueError, match=r"joints must be 'mixed', 'revolute' or 'single', got 'spherical'"):
+    with pytest.raises(ValueError, match=r"joints must be 'mixed', 'revolute', 'single' or 'all', got 'spherical'"):
         opalg.random_model(4, "tree", seed=0, joints="spherical")
     with pytest.raises(ValueError, match=r"need n >= 1 .*got n=0"):
         opalg.random_model(0, seed=0)
