@@ -258,7 +258,8 @@ class Joint:
     array([0.  , 0.  , 1.  , 0.  , 0.  , 0.01])
     """
 
-    def __init__(self, kind: str | Sequence[str], axis, name: str | None = None, pitch=None):
+    def __init__(self, kind: str | Sequence[str], axis, name: str | None = None,
+                 pitch: float | Sequence[float | None] | None = None):
         label = _label(name)
         self.kinds = _kind_codes(kind, label)
         if not self.kinds:
@@ -313,7 +314,7 @@ class Joint:
         return cls(("R", "R", "R"), np.eye(3), name)
 
     @classmethod
-    def helical(cls, axis, pitch, name: str | None = None) -> "Joint":
+    def helical(cls, axis, pitch: float, name: str | None = None) -> "Joint":
         """A one-axis helical joint: rotation q about ``axis`` and translation ``pitch * q`` along it.
 
         Examples
@@ -362,7 +363,7 @@ def joint_transform(joint: Joint, qk) -> tuple[np.ndarray, np.ndarray]:
     return T, np.stack(cols, -1)
 
 
-def joint_velocity(S, qdk) -> tuple[np.ndarray, object]:
+def joint_velocity(S: np.ndarray, qdk: np.ndarray) -> tuple[np.ndarray, np.ndarray | int]:
     r"""Joint velocity v_J = S q̇ and velocity-product term c_J of one joint.
 
     .. math:: c_J = \sum_{i<j} \mathrm{crm}(S_i \dot q_i)\, S_j \dot q_j
@@ -410,7 +411,7 @@ class TreeTransform:
 
     __slots__ = ("kind", "mats", "stacked", "S")
 
-    def __init__(self, joint: Joint, R_T, r_T):
+    def __init__(self, joint: Joint, R_T: np.ndarray, r_T: np.ndarray):
         if joint.ndof != 1:
             raise ValueError(f"TreeTransform needs a 1-dof joint, got {joint!r}")
         self.kind = AXIS_KINDS[joint.kinds[0]]

@@ -162,7 +162,7 @@ MIXED_POSE_CASES = ["mixed-chain", "mixed-tree", "all-tree-s3"]
 
 @pytest.mark.parametrize("case", MIXED_POSE_CASES)
 def test_body_velocity_is_pose_rate(case):
-    """V from the kinematics recursion = [Rᵀ vee(ṘRᵀ); Rᵀṗ], complex-step rate of body_poses along q̇."""
+    """V from the kinematics recursion = [Rᵀ vee(ṘRᵀ); Rᵀṗ], the complex-step pose rate along q̇."""
     model = CASES[case]()
     q, qd = np.random.default_rng(11).normal(size=(2, model.ndof))
     V = body_kinematics(model, q, qd).V
@@ -329,6 +329,8 @@ def test_sympy_pitch_and_axis():
 
 # --------------------------------------------------------------------------- API and errors
 def test_helical_constructors_agree():
+    """Joint.helical = Joint("helical", pitch=); Joint is one class wherever it is imported from."""
+    assert opalg.Joint is opalg.model.Joint is opalg.joints.Joint is Joint
     a = Joint.helical([0, 0, 1.0], 0.02, "nut")
     b = Joint("helical", [0, 0, 1.0], "nut", pitch=0.02)
     assert a.kinds == b.kinds == ("H",) and a.pitches == b.pitches == (0.02,) and a.name == "nut"
