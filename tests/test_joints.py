@@ -21,8 +21,9 @@ Tolerances (relative, Frobenius norms, stated where used):
   relative to ℳ and to RNEA (measured ≤ 1.3e-15), so 1e-10 has a margin of 1e5.  ABA
   solves with ℳ: its forward error is about cond(ℳ) × (backward error ~ eps), measured
   ≤ 1.2e-13 at cond(ℳ) = 3.4e5 (the worst case here, a random chain with a spherical
-  joint); cond(ℳ) < 1e6 is asserted so that the margin stays ≥ ~300.  A wrong pitch
-  sign or a lost translation shows up at O(1e-2).  RNEA is relative to max(|τ|, ‖ℳ‖|q̈|).
+  joint); cond(ℳ) < 1e6 is asserted so that the margin stays ≥ ~300.  Flipping the
+  pitch signs of the helical chain changes ℳ by 0.6 relative.  RNEA is relative to
+  max(|τ|, ‖ℳ‖|q̈|).
 * ``RTOL_CS = 1e-10`` for complex-step routes, as in tests/test_independent.py
   (no truncation or cancellation error; ≤ 1.5e-15 observed).
 * ``RTOL_FAST = 1e-13`` for fast path vs product: two evaluations of the same six
