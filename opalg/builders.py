@@ -116,6 +116,29 @@ def _random_joint(rng: np.random.Generator, joints: str, k: int) -> Joint:
     return Joint(kinds, np.array([axis() for _ in range(m)]), name=f"joint{k}")
 
 
+def _random_joint_any(rng: np.random.Generator, k: int) -> Joint:
+    """A joint of any kind (``joints="all"``): R, P, helical, spherical, or 2–3 axes of R/P/H.
+
+    Helical pitches are U(-0.2, 0.2) m/rad, comparable with the link sizes (±0.5 m)
+    over a radian of rotation.  Drawn by a separate function so that the draws of
+    the other ``joints`` options stay exactly as they were.
+    """
+    def axis():
+        v = rng.normal(size=3)
+        return v / np.linalg.norm(v)
+
+    name, u = f"joint{k}", rng.uniform()
+    if 0.7 <= u < 0.8:
+        return Joint.spherical(name)
+    if u < 0.7:  # one axis: R 35 %, P 15 %, H 20 %
+        kinds = ["R" if u < 0.35 else "P" if u < 0.5 else "H"]
+    else:        # 2-3 axes of uniformly drawn kinds
+        kinds = [("R", "P", "H")[int(rng.integers(0, 3))] for _ in range(int(rng.integers(2, 4)))]
+    pitch = [rng.uniform(-0.2, 0.2) if c == "H" else None for c in kinds]
+    return Joint(kinds, np.array([axis() for _ in kinds]), name=name,
+                 pitch=pitch[0] if len(kinds) == 1 else pitch)
+
+
 def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixed",
                  n_roots: int = 1, gravity=(0.0, 0.0, -9.81)) -> Model:
     """A valid random model for tests, notebooks and benchmarks.
@@ -128,10 +151,11 @@ def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixe
         ``"tree"`` draws each parent uniformly among earlier bodies and makes
         sure at least one body has two children (for n >= 3).
     seed : int or numpy Generator
-    joints : {"mixed", "revolute", "single"}
+    joints : {"mixed", "revolute", "single", "all"}
         ``"mixed"``: revolute (most), prismatic, and 2–3 axis joints of mixed
         type; ``"single"``: revolute and prismatic only; ``"revolute"``: only
-        revolute joints.
+        revolute joints; ``"all"``: every kind — revolute, prismatic, helical
+        (pitch U(-0.2, 0.2) m/rad), spherical and 2–3 axis sequences of R/P/H.
     n_roots : int
         Number of bodies attached to the inertial frame (trees only; a forest if > 1).
 
@@ -144,8 +168,8 @@ def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixe
     """
     if topology not in ("chain", "tree"):
         raise ValueError(f"topology must be 'chain' or 'tree', got {topology!r}")
-    if joints not in ("mixed", "revolute", "single"):
-        raise ValueError(f"joints must be 'mixed', 'revolute' or 'single', got {joints!r}")
+    if joints not in ("mixed", "revolute", "single", "all"):
+        raise ValueError(f"joints must be 'mixed', 'revolute', 'single' or 'all', got {joints!r}")
     if topology == "chain" and n_roots != 1:
         raise ValueError(f"a chain has exactly one root; got n_roots={n_roots} (use topology='tree')")
     if n < 1 or (topology == "tree" and not 1 <= n_roots <= n):
@@ -158,7 +182,8 @@ def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixe
         counts = np.bincount([p for p in parents if p >= 0], minlength=n)
         if n - n_roots >= 2 and counts.max() < 2:
             parents[n_roots + 1] = parents[n_roots]
-    js = [_random_joint(rng, joints, k) for k in range(n)]
+    js = [_random_joint_any(rng, k) if joints == "all" else _random_joint(rng, joints, k)
+          for k in range(n)]
     places = [(random_rotation(rng), rng.uniform(-0.5, 0.5, size=3)) for _ in range(n)]
     inert = [random_inertia(rng) for _ in range(n)]
     return Model(parents, js, places, inert, gravity)

@@ -139,7 +139,7 @@ def crba(model: Model, q) -> np.ndarray:
     """
     R, kin = composite_inertias(model, q, body_kinematics(model, q, validate=False))
     N = model.ndof
-    out = bk.zeros(kin.batch + (N, N), q, *R)
+    out = bk.zeros(kin.batch + (N, N), q, *R, *kin.S)  # S: a symbolic axis may enter only there
     for j in range(model.n):
         sj = model.dof_slice[j]
         F = R[j] @ kin.S[j]

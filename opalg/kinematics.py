@@ -12,10 +12,9 @@ any leading batch axes,
   into the roots (pitfall 6);
 * ``b[k] = crf(V[k]) M(k) V[k]``, the gyroscopic force.
 
-For a multi-axis joint, axis i has ``S_i = ^kX_{F_i} s_i`` (F_i the frame after
-axis i), so ``S`` depends on q and its apparent derivative gives
-``c_J = Σ_{i<j} crm(S_i q̇_i) S_j q̇_j`` (because d/dt ^kX_{F_i} =
--crm(v_{F_i→k}) ^kX_{F_i}); for 1-dof joints c_J = 0.
+X_J, S and the velocity-product term c_J of every joint kind (revolute,
+prismatic, helical, and sequences of them) come from :mod:`opalg.joints`; for a
+multi-axis joint ``a[k]`` also contains ``c_J = Σ_{i<j} crm(S_i q̇_i) S_j q̇_j``.
 """
 
 from __future__ import annotations
@@ -28,8 +27,9 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import StateError
+from .joints import TreeTransform, joint_transform, joint_velocity
 from .model import Model
-from .spatial import cross_force, cross_motion, motion_transform, rotation_about, skew
+from .spatial import cross_force, cross_motion
 
 
 def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarray:
@@ -151,87 +151,31 @@ def broadcast_batch(model: Model, **arrays) -> tuple:
         raise StateError(f"batch shapes do not broadcast ({desc})") from None
 
 
-def joint_transform(joint, qk) -> tuple[np.ndarray, np.ndarray]:
-    """Motion transform ``X_J`` (..., 6, 6) and subspace ``S`` (..., 6, n_k) of one joint.
-
-    ``qk`` has shape (..., n_k).
-    """
-    s_local = joint.motion_subspace_local()
-    batch = qk.shape[:-1]
-    Xs = []
-    for kind, axis, qi in zip(joint.kinds, joint.axes, np.moveaxis(qk, -1, 0)):
-        if kind == "R":
-            Xi = motion_transform(bk.mT(rotation_about(axis, qi)), bk.zeros(batch + (3,), qi, axis))
-        else:
-            Xi = motion_transform(bk.eye(3, qi, axis) + bk.zeros(batch + (3, 3), qi),
-                                  qi[..., None] * axis)
-        Xs.append(Xi)
-    # Axis i in the child frame is S_i = X_m ... X_{i+1} s_i: accumulate from the last axis.
-    T, cols = None, [None] * joint.ndof
-    for i in reversed(range(joint.ndof)):
-        si = s_local[i] + bk.zeros(batch + (6,), qk, s_local)
-        cols[i] = si if T is None else bk.mv(T, si)
-        T = Xs[i] if T is None else T @ Xs[i]
-    X, S = T, np.stack(cols, -1)
-    return X, S
-
-
-def _up_coefficients(model: Model, k: int):
-    """Constant 6x6 matrices with ``^kX_℘(q) = X0 + sin q X1 + cos q X2`` (revolute)
-    or ``X0 + q X1`` (prismatic), cached on the model, followed by the same matrices
-    stacked as rows of length 36 (the gemm operand of :func:`up_transform`).
-    ``motion_transform(E, r)`` is linear in E, so it maps each coefficient of E.
-
-    Revolute about unit s (S = s~): R(q)^* = I − sin q S + (1 − cos q) S², so
-    E = R(q)^* R_T^* = (I + S²)E_T − sin q S E_T − cos q S² E_T and r = r_T.
-    Prismatic: E = E_T and r = r_T + q R_T s, so −E r~ gains −q E_T (R_T s)~.
-    """
-    cache = model.__dict__.setdefault("_up_cache", {})
-    if k in cache:
-        return cache[k]
-    joint = model.joints[k]
-    R_T, r_T = model.placements[k]
-    E_T = bk.mT(R_T)
-    axis = joint.axes[0]
-    if joint.kinds[0] == "R":
-        S = skew(axis)
-        S2 = S @ S
-        mats = [motion_transform(E_T + S2 @ E_T, r_T), motion_transform(-(S @ E_T), r_T),
-                motion_transform(-(S2 @ E_T), r_T)]
-    else:
-        X1 = bk.zeros((6, 6), E_T, axis)
-        X1[3:, :3] = -(E_T @ skew(R_T @ axis))
-        mats = [motion_transform(E_T, r_T), X1]
-    numeric = all(x.dtype.kind == "f" for x in mats)
-    stacked = np.stack([x.reshape(36) for x in mats]) if numeric else None
-    cache[k] = (joint.kinds[0], mats, stacked)
-    return cache[k]
-
-
 def up_transform(model: Model, k: int, qk) -> tuple[np.ndarray, np.ndarray]:
     """``^kX_℘ = X_J(q_k) X_T(k)`` (..., 6, 6) and ``S`` of body k.
 
-    For a 1-dof joint the transform is a constant combination of (1, sin q, cos q)
-    or (1, q) (see :func:`_up_coefficients`) — two scalings and two sums per body,
-    the batch code's hot path — and ``S`` is the constant axis (6, 1).
+    A 1-dof joint uses its :class:`opalg.joints.TreeTransform` (a constant
+    combination of a few scalar functions of q, X_T included: the batch code's hot
+    path), built once per body in ``model._up_cache``; ``S`` is then the constant
+    axis (6, 1).  Multi-axis joints compose :func:`opalg.joints.joint_transform`
+    with X_T.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(3, seed=0)
+    >>> X, S = opalg.kinematics.up_transform(m, 1, np.zeros((4, m.joints[1].ndof)))
+    >>> X.shape, bool(np.allclose(X[0], m.X_tree[1]))
+    ((4, 6, 6), True)
     """
     joint = model.joints[k]
     if joint.ndof != 1:
         XJ, S = joint_transform(joint, qk)
         return XJ @ model.X_tree[k], S
-    kind, mats, stacked = _up_coefficients(model, k)
-    qi = qk[..., 0]
-    S = bk.mT(joint.motion_subspace_local())
-    if qi.dtype.kind == "f" and stacked is not None:
-        # One small gemm, (…, 3) @ (3, 36): much faster than broadcasting sums of 6x6 arrays.
-        basis = [np.ones_like(qi)] + ([np.sin(qi), np.cos(qi)] if kind == "R" else [qi])
-        return (np.stack(basis, -1) @ stacked).reshape(qi.shape + (6, 6)), S
-    qi = qi[..., None, None]
-    if kind == "R":
-        X = mats[0] + bk.sin(qi) * mats[1] + bk.cos(qi) * mats[2]
-    else:
-        X = mats[0] + qi * mats[1]
-    return X, S
+    fast = model._up_cache.get(k)
+    if fast is None:
+        fast = model._up_cache[k] = TreeTransform(joint, *model.placements[k])
+    return fast(qk[..., 0]), fast.S
 
 
 @dataclass
@@ -275,17 +219,7 @@ def body_kinematics(model: Model, q, qd=None, gravity: bool = True, validate: bo
         a0 = a0 + np.concatenate([bk.zeros((3,), model.gravity), -model.gravity])
     for k in model.order:
         p = model.parents[k]
-        qdk = qd[..., model.dof_slice[k]]
-        if model.joints[k].ndof == 1:  # constant axis (6, 1): vJ = s q̇, and c_J = 0
-            vJ = S[k][:, 0] * qdk
-            cJ = 0
-        else:
-            vJ_cols = [S[k][..., :, i] * qdk[..., i:i + 1] for i in range(S[k].shape[-1])]
-            vJ = sum(vJ_cols[1:], vJ_cols[0])
-            cJ = 0
-            for i in range(len(vJ_cols)):
-                for j in range(i + 1, len(vJ_cols)):
-                    cJ = cJ + cross_motion(vJ_cols[i], vJ_cols[j])
+        vJ, cJ = joint_velocity(S[k], qd[..., model.dof_slice[k]])
         if p == -1:
             V[k] = np.broadcast_to(vJ, batch + (6,))
             a[k] = cross_motion(V[k], vJ) + cJ + bk.mv(Xup[k], a0)

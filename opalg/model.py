@@ -8,9 +8,9 @@ are stacked in body-label order: the dofs of body ``k`` are ``q[model.dof_slice[
 
 Each body ``k`` carries
 
-* a joint: one or more revolute/prismatic axes applied in sequence; the
-  joint map ``H(k)`` (n_k x 6) is the transpose of the motion subspace in the
-  child frame;
+* a joint (:mod:`opalg.joints`): one or more revolute, prismatic or helical
+  axes applied in sequence; the joint map ``H(k)`` (n_k x 6) is the transpose
+  of the motion subspace in the child frame;
 * a placement ``(R_T, r_T)``: the joint frame in the parent body frame
   (``R_T`` = orientation of the joint frame in parent coordinates, ``r_T`` its
   origin in parent coordinates); the child body frame is the joint frame moved
@@ -30,10 +30,8 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import ModelError
+from .joints import Joint  # defined there; opalg.model.Joint stays importable
 from .spatial import motion_transform, spatial_inertia
-
-_KINDS = {"revolute": "R", "r": "R", "continuous": "R", "prismatic": "P", "p": "P"}
-_AXIS_TOL = 1e-9
 
 
 def _numeric(x) -> np.ndarray | None:
@@ -42,100 +40,6 @@ def _numeric(x) -> np.ndarray | None:
         return np.asarray(x, dtype=float)
     except (TypeError, ValueError):
         return None
-
-
-class Joint:
-    r"""A joint of one or more revolute (R) or prismatic (P) axes applied in sequence.
-
-    Parameters
-    ----------
-    kind : str or sequence of str
-        ``"revolute"``/``"R"`` or ``"prismatic"``/``"P"``, or one such entry per axis
-        for a multi-dof joint (e.g. a spherical joint as three revolute axes).
-    axis : array_like, shape (3,) or (n_k, 3)
-        Unit axis (axes) in the joint frame. Each axis is expressed in the frame
-        produced by the previous axes, like an Euler-angle sequence.
-    name : str, optional
-
-    Examples
-    --------
-    >>> from opalg import Joint
-    >>> Joint("revolute", [0, 0, 1]).ndof
-    1
-    >>> Joint.spherical().kinds
-    ('R', 'R', 'R')
-    """
-
-    def __init__(self, kind: str | Sequence[str], axis, name: str | None = None):
-        label = f"joint {name!r}" if name else "joint"
-        try:
-            kinds = [kind] if isinstance(kind, str) else list(kind)
-            self.kinds = tuple(_KINDS[k.lower()] for k in kinds)
-        except (KeyError, AttributeError, TypeError):
-            raise ModelError(
-                f"{label}: unsupported joint type {kind!r}; use 'revolute' or 'prismatic' "
-                "(or a list of them for a multi-axis joint)"
-            ) from None
-        if not self.kinds:
-            raise ModelError(f"{label}: a joint needs at least one axis")
-        axes = bk.asarray(axis)
-        if axes.ndim == 1:
-            axes = axes[None, :]
-        if axes.shape != (len(self.kinds), 3):
-            raise ModelError(
-                f"{label}: axis has shape {bk.asarray(axis).shape}, expected (3,) per axis "
-                f"for {len(self.kinds)} axis/axes"
-            )
-        num = _numeric(axes)
-        if num is not None:
-            for i, a in enumerate(num):
-                nrm = float(np.linalg.norm(a))
-                if not np.all(np.isfinite(a)):
-                    raise ModelError(f"{label}: axis {i} has non-finite entries {a}")
-                if nrm < _AXIS_TOL:
-                    raise ModelError(f"{label}: axis {i} has zero length")
-                if abs(nrm - 1.0) > _AXIS_TOL:
-                    raise ModelError(f"{label}: axis {i} is not a unit vector (norm {nrm:.6g})")
-            axes = num
-        self.axes = axes
-        self.name = name
-        if num is not None and self.ndof > 1:
-            # Axes that are dependent at q = 0 make ℳ singular there; consecutive equal
-            # axes of one kind are dependent for every q.  (Configuration-dependent
-            # singularities such as gimbal lock are reported by the pivot check D(k).)
-            from .kinematics import joint_transform
-
-            S = joint_transform(self, np.zeros(self.ndof))[1]
-            if np.linalg.matrix_rank(S, tol=1e-9) < self.ndof:
-                raise ModelError(f"{label}: its axes are linearly dependent at q = 0 "
-                                 f"(kinds {''.join(self.kinds)}, axes {num.tolist()})")
-
-    @property
-    def ndof(self) -> int:
-        """Number of degrees of freedom n_k."""
-        return len(self.kinds)
-
-    @classmethod
-    def spherical(cls, name: str | None = None) -> "Joint":
-        """Three revolute axes x, y, z in sequence (an XYZ Euler-angle joint)."""
-        return cls(("R", "R", "R"), np.eye(3), name)
-
-    def motion_subspace_local(self) -> np.ndarray:
-        """The axes as 6-vectors ``s_i`` (revolute ``[s;0]``, prismatic ``[0;s]``), shape (n_k, 6)."""
-        if getattr(self, "_s_local", None) is not None:
-            return self._s_local
-        out = bk.zeros((self.ndof, 6), self.axes)
-        for i, (k, a) in enumerate(zip(self.kinds, self.axes)):
-            if k == "R":
-                out[i, :3] = a
-            else:
-                out[i, 3:] = a
-        out.setflags(write=False)  # cached and shared: never modified in place
-        self._s_local = out
-        return out
-
-    def __repr__(self) -> str:
-        return f"Joint({''.join(self.kinds)}, name={self.name!r})"
 
 
 @dataclass(frozen=True)
@@ -361,6 +265,7 @@ class Model:
         # Symmetrized: the validated I_com is symmetric only to a tolerance, and the Riccati
         # downdates preserve P's symmetry exactly only if M(k) is exactly symmetric.
         self.I_spatial = tuple(_symmetric(spatial_inertia(i.mass, i.com, i.I_com)) for i in self.inertias)
+        self._up_cache: dict = {}  # body k -> joints.TreeTransform, filled by kinematics.up_transform
         self.symbolic = bk.is_symbolic(*self.X_tree, *self.I_spatial, self.gravity,
                                        *[j.axes for j in self.joints])
 

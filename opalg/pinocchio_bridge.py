@@ -9,7 +9,13 @@ here, at the edge, never inside opalg:
   one velocity;
 * the q order is Pinocchio's own (depth-first, siblings in its parser's
   order), so vectors are mapped by joint name;
-* gravity is on by default, ``(0, 0, -9.81)``; here it is set from the model.
+* gravity is on by default, ``(0, 0, -9.81)``; here it is set from the model;
+* its helical joint advances ``pitch * q`` along the axis per rotation q, as
+  opalg's (checked in tests/test_joints.py).
+
+:func:`to_pinocchio` goes through URDF (revolute and prismatic axes only);
+:func:`build_pinocchio` builds the Pinocchio model joint by joint and so also
+takes helical axes.
 
 Pinocchio is an optional dependency (``pip install opalg[oracle]``).
 """
@@ -123,3 +129,65 @@ def to_pinocchio(model: Model, gravity: bool = True, continuous: bool = False) -
     True
     """
     return twin_from_urdf(model, to_urdf(model, continuous=continuous), gravity)
+
+
+def _pin_joint(kind: str, axis, pitch):
+    """Pinocchio joint model of one opalg primitive axis (the kinds of opalg.joints)."""
+    pin = _pin()
+    axis = np.asarray(axis, dtype=float)
+    if kind == "R":
+        return pin.JointModelRevoluteUnaligned(axis)
+    if kind == "P":
+        return pin.JointModelPrismaticUnaligned(axis)
+    if kind == "H":
+        return pin.JointModelHelicalUnaligned(axis, float(pitch))
+    raise ValueError(f"no Pinocchio joint for axis kind {kind!r}")
+
+
+def build_pinocchio(model: Model, gravity: bool = True) -> PinocchioTwin:
+    """Build the Pinocchio model of a numeric ``model`` with ``addJoint``, axis by axis.
+
+    Bodies are added depth-first (siblings in label order).  Body k's placement
+    (R_T, r_T) is the parent-to-joint ``SE3(R_T, r_T)`` of its
+    first axis; further axes of a multi-axis joint are joints ``<name>_<i>`` at the
+    identity placement, the body's inertia (about its mass centre, in the body
+    frame) is appended to the last one.  Every axis kind is supported, helical too.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> import pinocchio as pin
+    >>> from opalg.pinocchio_bridge import build_pinocchio
+    >>> m = opalg.random_model(5, "tree", seed=2, joints="all")
+    >>> tw = build_pinocchio(m)
+    >>> q, v, a = np.random.default_rng(0).normal(size=(3, m.ndof))
+    >>> tau = pin.rnea(tw.model, tw.data, tw.q(q), tw.v(v), tw.v(a))
+    >>> bool(np.allclose(tw.from_v(tau), opalg.rnea(m, q, v, a)))
+    True
+    """
+    pin = _pin()
+    if model.symbolic:
+        raise ValueError("build_pinocchio needs a numeric model (this one has sympy entries)")
+    pm = pin.Model()
+    pm.gravity.linear = np.asarray(model.gravity, dtype=float) if gravity else np.zeros(3)
+    last = {-1: 0}  # opalg body -> Pinocchio id of its last axis (0 = universe)
+    # Depth-first: Pinocchio's algorithms (crba's nvSubtree ranges) need every subtree
+    # to occupy a contiguous block of joint ids, which a breadth-first order breaks.
+    stack, dfs = [k for k in reversed(range(model.n)) if model.parents[k] == -1], []
+    while stack:
+        dfs.append(stack.pop())
+        stack += reversed(model.children[dfs[-1]])
+    for k in dfs:
+        joint, (R, r) = model.joints[k], model.placements[k]
+        jn = model.joint_names[k]
+        parent = last[model.parents[k]]
+        for i, (kind, axis, pitch) in enumerate(zip(joint.kinds, joint.axes, joint.pitches)):
+            place = pin.SE3(np.asarray(R, dtype=float), np.asarray(r, dtype=float)) if i == 0 \
+                else pin.SE3.Identity()
+            parent = pm.addJoint(parent, _pin_joint(kind, axis, pitch), place,
+                                 jn if joint.ndof == 1 else f"{jn}_{i}")
+        inr = model.inertias[k]
+        pm.appendBodyToJoint(parent, pin.Inertia(float(inr.mass), np.asarray(inr.com, dtype=float),
+                                                 np.asarray(inr.I_com, dtype=float)), pin.SE3.Identity())
+        last[k] = parent
+    return twin_from_pin(model, pm)

@@ -306,7 +306,8 @@ def to_urdf(model: Model, name: str = "opalg_model", continuous: bool = False) -
     ``joint{k}`` (or the joint's name); the inertial frame is the link ``base``.
     A multi-axis joint becomes a chain of 1-dof joints through massless links
     ``<name>_axis<i>``, so it re-imports as several bodies.  Revolute joints are
-    written as ``revolute`` with wide limits, or ``continuous`` if asked.
+    written as ``revolute`` with wide limits, or ``continuous`` if asked.  URDF has no
+    helical joint, so a model with a helical axis raises ``ModelError``.
 
     Examples
     --------
@@ -320,6 +321,10 @@ def to_urdf(model: Model, name: str = "opalg_model", continuous: bool = False) -
     """
     if model.symbolic:
         raise ModelError("to_urdf needs a numeric model (this one has sympy entries)")
+    for k, joint in enumerate(model.joints):
+        if "H" in joint.kinds:
+            raise ModelError(f"to_urdf: body {k} ({model.names[k]}): joint {model.joint_names[k]!r} has "
+                             "a helical axis, and URDF has no helical joint type")
     lines = [f'<robot name="{name}">', '  <link name="base"/>']
     link = {-1: "base"}
     for k in model.order:

@@ -90,7 +90,7 @@ def test_joint_axis_not_unit():
         Joint(["R", "P"], [[0, 0, 1], [0, 2, 0]], name="wrist")
 
 
-@pytest.mark.parametrize("kind", ["spherical", "fixed", ["R", "helical"], ["R", 3]])
+@pytest.mark.parametrize("kind", ["spherical", "fixed", ["R", "screw"], ["R", 3]])
 def test_joint_type_unsupported(kind):
     """An unknown joint type is named and the supported types are listed."""
     with pytest.raises(ModelError, match=r"joint 'j': unsupported joint type .*'revolute' or 'prismatic'"):
@@ -531,7 +531,7 @@ def test_random_model_bad_topology(topology):
 
 def test_random_model_bad_joints_and_sizes():
     """random_model: bad joints string, n < 1 and n_roots out of range are named."""
-    with pytest.raises(ValueError, match=r"joints must be 'mixed', 'revolute' or 'single', got 'spherical'"):
+    with pytest.raises(ValueError, match=r"joints must be 'mixed', 'revolute', 'single' or 'all', got 'spherical'"):
         opalg.random_model(4, "tree", seed=0, joints="spherical")
     with pytest.raises(ValueError, match=r"need n >= 1 .*got n=0"):
         opalg.random_model(0, seed=0)
