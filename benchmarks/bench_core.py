@@ -22,8 +22,11 @@
     other measurement loads the pickle, so its *first call* includes any per-model cache
     it builds; *repeat* is the best of the further calls (3 at n = 2,000, 1 at 16,000;
     none if the first call took > 20 s).  Peak memory = ``ru_maxrss`` after the first call
-    minus ``ru_maxrss`` just before it (inputs loaded, after ``gc.collect()``): the extra
-    resident high-water mark of that call.  A measurement whose first call takes > 60 s
+    minus the resident size just before it (inputs loaded, ``gc.collect()``), with the
+    high-water mark reset right before the call (``echo 5 > /proc/self/clear_refs``, Linux),
+    so it is the extra resident peak of that call alone; where the reset is refused the
+    plain ``ru_maxrss`` difference is shown, marked ``*`` (it can read 0 when loading the
+    inputs peaked higher).  A measurement whose first call takes > 60 s
     is killed and shown as ``> 60 s (timeout)``.  µs/body uses the repeat time (the first
     call where there is none); 16k/2k is that time's ratio (8 = linear, 64 = quadratic).
 
@@ -210,6 +213,19 @@ def maxrss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 
 
+def memory_baseline_kib() -> tuple[int, str]:
+    """(baseline, method): reset the resident high-water mark to the current RSS if Linux allows
+    it (``/proc/self/clear_refs`` 5), else fall back to the ru_maxrss reached so far."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        with open("/proc/self/status") as fh:
+            rss = next(int(ln.split()[1]) for ln in fh if ln.startswith("VmRSS:"))
+        return rss, "reset"
+    except (OSError, StopIteration, ValueError):
+        return maxrss_kib(), "maxrss"
+
+
 def child(what: str, n: int, path: str, repeat: int) -> None:
     """Subprocess side: prepare inputs, print 'ready', time the first call, then repeats."""
     def emit(*parts):
@@ -228,11 +244,11 @@ def child(what: str, n: int, path: str, repeat: int) -> None:
         fn = _measure_calls(model, what)
     gc.collect()
     emit("ready")
-    base = maxrss_kib()
+    base, method = memory_baseline_kib()
     t0 = time.perf_counter()
     out = fn()
     t_first = time.perf_counter() - t0
-    emit("first", t_first, (maxrss_kib() - base) / 1024)
+    emit("first", t_first, (maxrss_kib() - base) / 1024, method)
     if what == "Model":
         with open(path, "wb") as fh:
             pickle.dump(out, fh, protocol=pickle.HIGHEST_PROTOCOL)
@@ -269,7 +285,7 @@ def run_child(what: str, n: int, path: str, repeat: int, timeout: float) -> dict
             if tag == "ready":
                 deadline = time.monotonic() + timeout
             elif tag == "first":
-                res["first"], res["mem"] = float(vals[0]), float(vals[1])
+                res["first"], res["mem"], res["method"] = float(vals[0]), float(vals[1]), vals[2]
                 deadline = time.monotonic() + max(timeout, 2 * res["first"] * (repeat + 1) + 30)
             elif tag == "again":
                 res["again"].append(float(vals[0]))
@@ -286,7 +302,8 @@ def run_child(what: str, n: int, path: str, repeat: int, timeout: float) -> dict
 def print_scaling(sizes, timeout: float) -> None:
     print("\n(b) size scaling: revolute serial chains; each row a fresh subprocess (see the docstring);")
     print("    'first' = first call on a freshly loaded model, 'repeat' = best of the further calls;")
-    print("    peak = ru_maxrss after the first call minus before it (MiB)")
+    print("    peak = resident high-water mark during the first call minus the resident size before it (MiB;")
+    print("    the mark is reset first through /proc/self/clear_refs; * = reset refused, ru_maxrss difference)")
     whats = ["Model", "body_kinematics", "rnea", "aba", "articulated", "minv_diag", "upsilon", "from_urdf",
              "crba", "minv"]
     results = {}
@@ -316,7 +333,9 @@ def print_scaling(sizes, timeout: float) -> None:
                 t = min(res["again"]) if res["again"] else res["first"]
                 results[what, n] = t
                 again = f"{min(res['again']):11.3f}" if res["again"] else f"{'-':>11}"
-                print(f"  {what:>16} {res['first']:12.3f} {again} {t / n * 1e6:9.1f} {res['mem']:9.1f}", flush=True)
+                mark = "" if res["method"] == "reset" else "*"
+                print(f"  {what:>16} {res['first']:12.3f} {again} {t / n * 1e6:9.1f} {res['mem']:9.1f}{mark}",
+                      flush=True)
     if len(sizes) == 2:
         a, b = sizes
         print(f"\n  time ratio n = {b:,} / {a:,} (linear = {b / a:g}, quadratic = {(b / a) ** 2:g}):")
