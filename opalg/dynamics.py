@@ -125,7 +125,8 @@ def _crba_layout(model: Model):
         pos += model.joints[k].ndof
     for k in reversed(model.order):
         stop[k] = max([start[k] + model.joints[k].ndof] + [stop[c] for c in model.children[k]])
-    perm = np.concatenate([np.arange(start[k], start[k] + model.joints[k].ndof) for k in range(n)])
+    perm = np.concatenate([np.arange(start[k], start[k] + model.joints[k].ndof) for k in range(n)]
+                          + [np.zeros(0, dtype=int)])
     layout = (start, stop, None if np.array_equal(perm, np.arange(model.ndof)) else perm)
     model.__dict__["_crba_layout"] = layout
     return layout
