@@ -191,6 +191,7 @@ def crba(model: Model, q) -> np.ndarray:
         return _crba_pairs(model, R, kin, q)
     start, stop, perm = _crba_layout(model)
     N = model.ndof
+    # Rows and columns of W and out are in the preorder layout of _crba_layout (perm maps back).
     # W[..., c, :] = column c of the composite force F_c = φ(k, j) R(j) H*(j) (as a row),
     # expressed in the frame of the body k the inward sweep has carried it to.
     W = np.empty(kin.batch + (N, 6), dtype)
