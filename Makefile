@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv test reproduce figures lab html bench clean
+.PHONY: venv test reproduce figures lab html bench bench-core clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "opalg needs Python >= 3.11, found " + sys.version'
@@ -33,6 +33,10 @@ html: venv
 
 bench: venv
 	$(PY) benchmarks/bench_scaling.py
+
+# Accuracy table, n = 2,000 / 16,000 scaling (time, memory) and import time: a few minutes.
+bench-core: venv
+	$(PY) benchmarks/bench_core.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -112,6 +112,61 @@ def composite_inertias(model: Model, q, kin=None) -> tuple[list, list]:
     return R, kin
 
 
+def _crba_layout(model: Model):
+    """Depth-first (preorder) placement of the dof columns for :func:`crba`, cached on the model.
+
+    Returns ``(start, stop, perm)``: the dofs of body k sit at positions
+    ``start[k] : start[k] + n_k`` and its whole subtree at ``start[k] : stop[k]``
+    (contiguous, because every subtree is a contiguous run of a preorder);
+    ``perm[i]`` is the position of dof i (label order), or None if the preorder
+    is the label order (e.g. a chain labelled base to tip).
+    """
+    cache = model._crba_layout
+    if cache is not None:
+        return cache
+    n = model.n
+    roots = [k for k in model.order if model.parents[k] == -1]
+    pre, stack = [], roots[::-1]
+    while stack:  # iterative: chains of 10^4 bodies exceed the recursion limit
+        k = stack.pop()
+        pre.append(k)
+        stack.extend(reversed(model.children[k]))
+    start, stop = [0] * n, [0] * n
+    pos = 0
+    for k in pre:
+        start[k] = pos
+        pos += model.joints[k].ndof
+    for k in reversed(model.order):
+        stop[k] = max([start[k] + model.joints[k].ndof] + [stop[c] for c in model.children[k]])
+    perm = np.concatenate([np.arange(start[k], start[k] + model.joints[k].ndof) for k in range(n)]
+                          + [np.zeros(0, dtype=int)])
+    layout = (start, stop, None if np.array_equal(perm, np.arange(model.ndof)) else perm)
+    model._crba_layout = layout
+    return layout
+
+
+def _crba_pairs(model: Model, R, kin, q) -> np.ndarray:
+    """ℳ by one pass per (body, ancestor) pair: the symbolic (object) path of :func:`crba`.
+
+    Keeps the expressions of the textbook loop (each column walked to its root).
+    """
+    N = model.ndof
+    out = bk.zeros(kin.batch + (N, N), q, *R, *kin.S)
+    for j in range(model.n):
+        sj = model.dof_slice[j]
+        F = R[j] @ kin.S[j]
+        out[..., sj, sj] = bk.mT(kin.S[j]) @ F
+        k = j
+        while model.parents[k] != -1:
+            F = bk.mT(kin.Xup[k]) @ F
+            k = model.parents[k]
+            sk = model.dof_slice[k]
+            blk = bk.mT(kin.S[k]) @ F
+            out[..., sk, sj] = blk
+            out[..., sj, sk] = bk.mT(blk)
+    return out
+
+
 @chunked(1)
 def crba(model: Model, q) -> np.ndarray:
     r"""Joint-space mass matrix ℳ(q) by the composite rigid body algorithm.
@@ -119,6 +174,12 @@ def crba(model: Model, q) -> np.ndarray:
     Implements ``ℳ = H φ M φ* H* = H (R + φ̃R + Rφ̃*) H*`` (SOA_REFERENCE D2–D4):
     ``ℳ(k,k) = H(k) R(k) H*(k)`` and ``ℳ(i,j) = H(i) φ(i,j) R(j) H*(j)`` for i ≻ j,
     with the composite inertias ``R = M + ℰφ R ℰφ*`` computed inward.
+
+    The columns ``F_j = R(j) H*(j)`` are walked inward together: at body k all
+    columns of k's subtree are in frame k, so ``ℳ(k, subtree) = H(k) F`` is one
+    product and one transform ``φ(℘k,k) = Xup*`` moves them all to the parent.
+    The work is Θ(Σ depth) as for any CRBA, but the Python loop runs once per
+    body (each column stays in body frames: no world-frame shortcut).
 
     Parameters
     ----------
@@ -138,18 +199,26 @@ def crba(model: Model, q) -> np.ndarray:
     (True, True)
     """
     R, kin = composite_inertias(model, q, body_kinematics(model, q, validate=False))
+    dtype = bk.common_dtype(q, *R, *kin.S)  # S: a symbolic axis or pitch may enter only there
+    if dtype == object:
+        return _crba_pairs(model, R, kin, q)
+    start, stop, perm = _crba_layout(model)
     N = model.ndof
-    out = bk.zeros(kin.batch + (N, N), q, *R, *kin.S)  # S: a symbolic axis may enter only there
-    for j in range(model.n):
-        sj = model.dof_slice[j]
-        F = R[j] @ kin.S[j]
-        out[..., sj, sj] = bk.mT(kin.S[j]) @ F
-        k = j
-        while model.parents[k] != -1:
-            F = bk.mT(kin.Xup[k]) @ F
-            k = model.parents[k]
-            sk = model.dof_slice[k]
-            blk = bk.mT(kin.S[k]) @ F
-            out[..., sk, sj] = blk
-            out[..., sj, sk] = bk.mT(blk)
+    # Rows and columns of W and out are in the preorder layout of _crba_layout (perm maps back).
+    # W[..., c, :] = column c of the composite force F_c = φ(k, j) R(j) H*(j) (as a row),
+    # expressed in the frame of the body k the inward sweep has carried it to.
+    W = np.empty(kin.batch + (N, 6), dtype)
+    out = np.zeros(kin.batch + (N, N), dtype)  # blocks of unrelated bodies (other branches) stay 0
+    for k in reversed(model.order):
+        a, b, e = start[k], start[k] + model.joints[k].ndof, stop[k]
+        S = kin.S[k]
+        W[..., a:b, :] = bk.mT(bk.mm(R[k], S))
+        for c in model.children[k]:  # subtree of c: frame c -> frame k (F <- Xup* F, as rows)
+            sc, ec = start[c], stop[c]
+            W[..., sc:ec, :] = W[..., sc:ec, :] @ kin.Xup[c]
+        blk = bk.mm(W[..., a:e, :], S)        # ℳ(subtree(k), k) = F* H*(k)
+        out[..., a:e, a:b] = blk
+        out[..., a:b, a:e] = bk.mT(blk)
+    if perm is not None:
+        out = out[..., perm[:, None], perm]
     return out
