@@ -166,6 +166,8 @@ def _as_inertia(k: int, name: str, spec) -> Inertia:
     if isinstance(spec, Inertia):
         return spec
     try:
+        if isinstance(spec, (str, bytes)):
+            raise TypeError
         mass, com, I_com = spec
     except (TypeError, ValueError):
         raise ModelError(f"body {k} ({name}): inertia must be an Inertia or (mass, com, I_com), "
@@ -178,7 +180,20 @@ def _is_massless(inertia: Inertia) -> bool:
     return m is not None and J is not None and m == 0 and not np.any(J)
 
 
+def _model_array(x, what: str) -> np.ndarray:
+    """``x`` as an array of numbers or sympy expressions, else a ModelError naming ``what``
+    (strings are refused before anything can evaluate them, and so are sympy nan, zoo, ±oo)."""
+    a = bk.asarray(x, what, ModelError)
+    if a.dtype == object:
+        bad = bk.first_nonfinite(a)
+        if bad is not None:
+            raise ModelError(f"{what} has a non-finite entry {bad[1]} at index {bad[0]}")
+    return a
+
+
 def _check_inertia(k: int, name: str, inertia: Inertia, allow_massless: bool) -> None:
+    for what, x in (("mass", inertia.mass), ("mass centre", inertia.com), ("inertia tensor", inertia.I_com)):
+        _model_array(x, f"body {k} ({name}): {what}")
     if bk.asarray(inertia.mass).shape != ():
         raise ModelError(f"body {k} ({name}): mass must be a scalar, got {inertia.mass!r}")
     m = _numeric(inertia.mass)
@@ -226,6 +241,7 @@ def _check_inertia(k: int, name: str, inertia: Inertia, allow_massless: bool) ->
 
 
 def _topological_order(parents: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
+    """Bodies sorted by (depth, label), in O(n); a cycle is reported with its bodies in order."""
     n = len(parents)
     for k, p in enumerate(parents):
         if p == k:
@@ -235,22 +251,44 @@ def _topological_order(parents: Sequence[int], names: Sequence[str]) -> tuple[in
                 f"body {k} ({names[k]}): parent index {p} out of range (-1 for the inertial frame, "
                 f"0..{n - 1} for bodies)"
             )
-    depth = [None] * n
-    for k in range(n):
-        path, j = [], k
-        while j != -1 and depth[j] is None:
-            if j in path:
-                cyc = path[path.index(j):]
-                raise ModelError(
-                    "parent array has a cycle through bodies " + " -> ".join(map(str, cyc + [j]))
-                )
+    kids = _children(parents)
+    depth = [-1] * n
+    level = [k for k in range(n) if parents[k] == -1]
+    by_depth = []
+    while level:
+        by_depth.append(level)
+        for k in level:
+            depth[k] = len(by_depth) - 1
+        level = [c for k in level for c in kids[k]]
+    if sum(map(len, by_depth)) < n:
+        # The smallest body not reached from a root walks up into a cycle.
+        j, pos, path = depth.index(-1), {}, []
+        while j not in pos:
+            pos[j] = len(path)
             path.append(j)
             j = parents[j]
-        d = -1 if j == -1 else depth[j]
-        for b in reversed(path):
-            d += 1
-            depth[b] = d
-    return tuple(sorted(range(n), key=lambda k: (depth[k], k)))
+        cyc = path[pos[j]:] + [j]
+        raise ModelError("parent array has a cycle through bodies " + " -> ".join(map(str, cyc)))
+    return tuple(k for level in by_depth for k in sorted(level))
+
+
+def _children(parents: Sequence[int]) -> list[list[int]]:
+    """Children of every body in ascending label order, in one pass (O(n))."""
+    kids: list[list[int]] = [[] for _ in parents]
+    for c, p in enumerate(parents):
+        if p >= 0:
+            kids[p].append(c)
+    return kids
+
+
+def _check_unique(names: Sequence[str], what: str, hint=lambda k: "") -> None:
+    """Refuse a name used twice, naming it and both bodies."""
+    first: dict[str, int] = {}
+    for k, nm in enumerate(names):
+        if nm in first:
+            raise ModelError(f"{what} {nm!r} is used twice (bodies {first[nm]} and {k}{hint(k)}): "
+                             "names must be unique")
+        first[nm] = k
 
 
 class Model:
@@ -272,6 +310,14 @@ class Model:
         Accept bodies of zero mass and zero inertia (e.g. intermediate frames of a
         URDF or of an Euler-angle hinge), provided every joint still carries mass:
         a joint whose whole subtree is massless raises ``ModelError``.
+    link_frames : dict, optional
+        Named frames welded to bodies, ``{name: (body, R, p)}`` (body ``-1``: the
+        fixed base); :func:`opalg.from_urdf` records every URDF link here.
+    robot_name : str
+        Name of the mechanism (the URDF ``<robot name>``), default ``""``.
+
+    Entries of the arrays are numbers or sympy expressions; strings are refused
+    (never evaluated), as are duplicate body or joint names and an empty parent array.
 
     Attributes
     ----------
@@ -283,6 +329,12 @@ class Model:
         Where the coordinates of body ``k`` sit in q.
     order : tuple of int
         Bodies in topological (base-to-tip, "outward") order.
+    children : tuple of tuple of int
+        ``children[k]``: the bodies whose parent is ``k``, ascending.
+    link_frames : dict
+        ``{name: (body, R, p)}``, as given (empty unless the model came from a URDF).
+    robot_name : str
+        As given.
 
     Examples
     --------
@@ -295,21 +347,40 @@ class Model:
     """
 
     def __init__(self, parents, joints, placements, inertias, gravity=(0.0, 0.0, -9.81), names=None,
-                 allow_massless: bool = False):
+                 allow_massless: bool = False, link_frames: dict | None = None, robot_name: str = ""):
         parents = [_parent_index(k, p) for k, p in enumerate(parents)]
         n = len(parents)
+        if n == 0:
+            raise ModelError("the parent array is empty: a model needs at least one body")
         self.names = tuple(names) if names is not None else tuple(f"body{k}" for k in range(n))
         for what, seq in (("joints", joints), ("placements", placements), ("inertias", inertias),
                           ("names", self.names)):
             if len(seq) != n:
                 raise ModelError(f"{what} has {len(seq)} entries but the parent array has {n} bodies")
+        for k, nm in enumerate(self.names):
+            if not isinstance(nm, str):
+                raise ModelError(f"body {k}: name must be a string, got {nm!r}")
+        _check_unique(self.names, "body name")
         self.parents = tuple(parents)
         self.order = _topological_order(parents, self.names)
-        self.children = tuple(tuple(c for c in range(n) if parents[c] == k) for k in range(n))
+        self.children = tuple(map(tuple, _children(parents)))
         self.joints = tuple(joints)
         for k, j in enumerate(self.joints):
             if not isinstance(j, Joint):
                 raise ModelError(f"body {k} ({self.names[k]}): joint must be a Joint, got {type(j).__name__}")
+            if j.name is not None and not isinstance(j.name, str):
+                raise ModelError(f"body {k} ({self.names[k]}): joint name must be a string, got {j.name!r}")
+            _model_array(j.axes, f"body {k} ({self.names[k]}): joint axis")
+        _check_unique(self.joint_names, "joint name",
+                      lambda k: ", the default name of its unnamed joint" if self.joints[k].name is None else "")
+        self.link_frames = {} if link_frames is None else dict(link_frames)
+        for nm, fr in self.link_frames.items():
+            if not (isinstance(fr, tuple) and len(fr) == 3 and isinstance(fr[0], (int, np.integer))
+                    and -1 <= fr[0] < n):
+                raise ModelError(f"link frame {nm!r}: expected (body in -1..{n - 1}, R, p), got {fr!r}")
+        if not isinstance(robot_name, str):
+            raise ModelError(f"robot_name must be a string, got {robot_name!r}")
+        self.robot_name = robot_name
         self.inertias = tuple(_as_inertia(k, self.names[k], i) for k, i in enumerate(inertias))
         for k, i in enumerate(self.inertias):
             _check_inertia(k, self.names[k], i, allow_massless)
@@ -327,7 +398,13 @@ class Model:
                     )
         self.placements = []
         for k, pl in enumerate(placements):
-            R, r = bk.asarray(pl[0]), bk.asarray(pl[1])
+            try:
+                R, r = pl[0], pl[1]
+            except (TypeError, IndexError, KeyError):
+                raise ModelError(f"body {k} ({self.names[k]}): placement must be (3x3 rotation, 3-vector), "
+                                 f"got {pl!r}") from None
+            R = _model_array(R, f"body {k} ({self.names[k]}): placement rotation")
+            r = _model_array(r, f"body {k} ({self.names[k]}): placement origin")
             if R.shape != (3, 3) or r.shape != (3,):
                 raise ModelError(f"body {k} ({self.names[k]}): placement must be (3x3 rotation, 3-vector)")
             Rn = _numeric(R)
@@ -338,7 +415,7 @@ class Model:
                 raise ModelError(f"body {k} ({self.names[k]}): placement origin has non-finite entries {rn}")
             self.placements.append((R, r))
         self.placements = tuple(self.placements)
-        g = bk.asarray(gravity)
+        g = _model_array(gravity, "gravity")
         if g.shape != (3,):
             raise ModelError(f"gravity has shape {g.shape}, expected (3,)")
         gn = _numeric(g)
@@ -384,16 +461,17 @@ class Model:
         """The same mechanism with body ``i`` of the new model = body ``perm[i]`` of this one.
 
         Joint coordinates move with their bodies; use :meth:`dof_permutation`
-        to map q vectors.
+        to map q vectors.  ``link_frames`` follow their bodies; ``robot_name`` is kept.
         """
         perm = list(perm)
         if sorted(perm) != list(range(self.n)):
             raise ModelError(f"relabeling {perm} is not a permutation of 0..{self.n - 1}")
         inv = {old: new for new, old in enumerate(perm)}
         parents = [-1 if self.parents[o] == -1 else inv[self.parents[o]] for o in perm]
+        frames = {nm: (-1 if b == -1 else inv[b], R, p) for nm, (b, R, p) in self.link_frames.items()}
         return Model(parents, [self.joints[o] for o in perm], [self.placements[o] for o in perm],
                      [self.inertias[o] for o in perm], self.gravity, [self.names[o] for o in perm],
-                     self.allow_massless)
+                     self.allow_massless, frames, self.robot_name)
 
     def dof_permutation(self, perm: Sequence[int]) -> np.ndarray:
         """Index array ``idx`` with ``q_new = q_old[idx]`` for :meth:`relabeled` (perm)."""
