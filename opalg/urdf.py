@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
+from xml.sax.saxutils import quoteattr
 
 import numpy as np
 from defusedxml import ElementTree as ET
@@ -90,6 +92,8 @@ def _link_inertia(link, where: str) -> np.ndarray:
     mass_el = inertial.find("mass")
     if mass_el is None:
         raise URDFError(f"{where} <inertial>: missing <mass>")
+    if mass_el.get("value") is None:
+        raise URDFError(f"{where} <inertial> <mass>: missing value attribute")
     mass = _floats(mass_el.get("value"), 1, f"{where} <mass value>", None)[0]
     if mass < 0:
         raise URDFError(f"{where}: negative mass {mass:g}")
@@ -105,21 +109,48 @@ def _link_inertia(link, where: str) -> np.ndarray:
     return spatial_inertia(mass, c, R @ J @ R.T)
 
 
+_DECLARED = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+_BLANK = "\ufeff \t\r\n"  # a byte-order mark and XML white space before the first '<'
+
+
+def _decode(data: bytes, where: str) -> str:
+    """Text of a URDF file: BOM, else the encoding its XML declaration names, else UTF-8."""
+    for bom, enc in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if data.startswith(bom):
+            break
+    else:
+        m = _DECLARED.match(data[:400])
+        enc = m.group(1).decode("ascii") if m else "utf-8"
+    try:
+        return data.decode(enc)
+    except LookupError:
+        raise URDFError(f"{where}: the XML declaration names an unknown encoding {enc!r}") from None
+    except UnicodeDecodeError as e:
+        how = "the encoding its XML declaration names" if enc != "utf-8" else \
+            "UTF-8, and no XML declaration (<?xml version='1.0' encoding='...'?>) names another encoding"
+        raise URDFError(f"{where}: byte {data[e.start]:#04x} at offset {e.start} is not valid {enc} "
+                        f"({how})") from None
+
+
 def _parse(source) -> "ET.Element":
-    text = None
-    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
+    if isinstance(source, bytes):
+        text = _decode(source, "URDF bytes")
+    elif isinstance(source, (str, os.PathLike)) and not str(source).lstrip(_BLANK).startswith("<"):
         path = pathlib.Path(source)
         if not path.is_file():
             raise URDFError(f"URDF file not found: {path}")
-        text = path.read_text(encoding="utf-8")
+        text = _decode(path.read_bytes(), f"URDF file {str(path)!r}")
     else:
         text = str(source)
     try:
-        root = ET.fromstring(text, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+        root = ET.fromstring(text.lstrip(_BLANK), forbid_dtd=False, forbid_entities=True,
+                             forbid_external=True)
     except DefusedXmlException as e:
         raise URDFError(f"URDF rejected: {e}") from None
     except ET.ParseError as e:
         raise URDFError(f"malformed URDF XML: {e}") from None
+    except ValueError as e:  # e.g. an encoding expat does not support
+        raise URDFError(f"URDF cannot be read: {e}") from None
     if root.tag != "robot":
         raise URDFError(f"URDF root element is <{root.tag}>, expected <robot>")
     return root
@@ -130,8 +161,10 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
 
     Parameters
     ----------
-    source : str or path-like
-        A file path, or the XML text itself (a string starting with ``<``).
+    source : str, bytes or path-like
+        A file path, or the XML text itself (a string starting with ``<`` after
+        white space or a byte-order mark, or bytes).  A file is decoded by its byte-order
+        mark, else by the encoding its XML declaration names, else as UTF-8.
     gravity : array_like, shape (3,)
     locked : sequence of str
         Movable joints to weld at q = 0 (like Pinocchio's ``buildReducedModel``),
@@ -233,10 +266,11 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
             ax_el = el.find("axis")
             axis = _floats(None if ax_el is None else ax_el.get("xyz"), 3,
                            f"joint {jname!r} <axis xyz>", [1, 0, 0])
-            nrm = np.linalg.norm(axis)
-            if nrm < 1e-12:
-                raise URDFError(f"joint {jname!r}: axis has zero length")
-            bodies.append([child, Joint(_MOVABLE[kind], axis / nrm, name=jname), body,
+            big = np.abs(axis).max()  # scale first: the norm of (1e200, 0, 0) overflows
+            if big * np.linalg.norm(axis / (big or 1.0)) < 1e-12:
+                raise URDFError(f"joint {jname!r}: axis has zero length (norm < 1e-12)")
+            unit = axis / big
+            bodies.append([child, Joint(_MOVABLE[kind], unit / np.linalg.norm(unit), name=jname), body,
                            (Rc, pc), np.zeros((6, 6))])
             link_frames[child] = (len(bodies) - 1, np.eye(3), np.zeros(3))
         seen.add(child)
@@ -261,7 +295,7 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
     if not bodies:
         raise URDFError("URDF has no movable joints")
     try:
-        model = Model(
+        return Model(
             parents=[b[2] for b in bodies],
             joints=[b[1] for b in bodies],
             placements=[b[3] for b in bodies],
@@ -269,14 +303,13 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
             gravity=gravity,
             names=[b[0] for b in bodies],
             allow_massless=True,
+            link_frames=link_frames,
+            robot_name=root.get("name", ""),
         )
     except URDFError:
         raise
     except ModelError as e:  # e.g. a massless leaf link on a movable joint
         raise URDFError(f"URDF describes an invalid model: {e}") from None
-    model.link_frames = link_frames
-    model.robot_name = root.get("name", "")
-    return model
 
 
 def matrix_to_rpy(R) -> np.ndarray:
@@ -299,14 +332,17 @@ def _num(x) -> str:
     return " ".join(repr(float(v)) for v in np.atleast_1d(x))
 
 
-def to_urdf(model: Model, name: str = "opalg_model", continuous: bool = False) -> str:
+def to_urdf(model: Model, name: str | None = None, continuous: bool = False) -> str:
     """Write a numeric model as URDF text (for Pinocchio and other tools).
 
     Body k becomes link ``body{k}`` (or its name) hanging from joint
-    ``joint{k}`` (or the joint's name); the inertial frame is the link ``base``.
-    A multi-axis joint becomes a chain of 1-dof joints through massless links
-    ``<name>_axis<i>``, so it re-imports as several bodies.  Revolute joints are
-    written as ``revolute`` with wide limits, or ``continuous`` if asked.
+    ``joint{k}`` (or the joint's name); the inertial frame is the link ``base``
+    (``base_``, ... if a body already has that name).  A multi-axis joint becomes a
+    chain of 1-dof joints through massless links ``<name>_axis<i>``, so it re-imports
+    as several bodies.  Revolute joints are written as ``revolute`` with wide limits,
+    or ``continuous`` if asked.  The robot is called ``name``, else
+    ``model.robot_name``, else ``opalg_model``.  Every name is written as an escaped
+    XML attribute, so any string round-trips.
 
     Examples
     --------
@@ -320,10 +356,15 @@ def to_urdf(model: Model, name: str = "opalg_model", continuous: bool = False) -
     """
     if model.symbolic:
         raise ModelError("to_urdf needs a numeric model (this one has sympy entries)")
-    lines = [f'<robot name="{name}">', '  <link name="base"/>']
-    link = {-1: "base"}
+    a = quoteattr  # an attribute value with its quotes, & < > " escaped
+    base, taken = "base", set(model.names)
+    while base in taken:
+        base += "_"
+    robot = name if name is not None else (model.robot_name or "opalg_model")
+    lines = [f"<robot name={a(robot)}>", f"  <link name={a(base)}/>"]
+    link, jnames = {-1: base}, model.joint_names
     for k in model.order:
-        jn = model.joints[k].name or f"joint{k}"
+        jn = jnames[k]
         ln = model.names[k]
         parent = link[model.parents[k]]
         R, r = model.placements[k]
@@ -335,20 +376,20 @@ def to_urdf(model: Model, name: str = "opalg_model", continuous: bool = False) -
                 inr = model.inertias[k]
                 J = np.asarray(inr.I_com, dtype=float)
                 lines.append(
-                    f'  <link name="{child}"><inertial><origin xyz="{_num(inr.com)}" rpy="0 0 0"/>'
+                    f'  <link name={a(child)}><inertial><origin xyz="{_num(inr.com)}" rpy="0 0 0"/>'
                     f'<mass value="{_num(inr.mass)}"/><inertia ixx="{_num(J[0, 0])}" ixy="{_num(J[0, 1])}" '
                     f'ixz="{_num(J[0, 2])}" iyy="{_num(J[1, 1])}" iyz="{_num(J[1, 2])}" izz="{_num(J[2, 2])}"/>'
                     "</inertial></link>")
             else:
-                lines.append(f'  <link name="{child}"/>')
+                lines.append(f"  <link name={a(child)}/>")
             urdf_kind = {"R": "continuous" if continuous else "revolute", "P": "prismatic"}[kind]
             origin = (f'<origin xyz="{_num(r)}" rpy="{_num(matrix_to_rpy(R))}"/>' if i == 0
                       else '<origin xyz="0 0 0" rpy="0 0 0"/>')
             limit = "" if urdf_kind == "continuous" else \
                 '<limit lower="-1e6" upper="1e6" effort="1e6" velocity="1e6"/>'
             lines.append(
-                f'  <joint name="{jname}" type="{urdf_kind}"><parent link="{parent}"/>'
-                f'<child link="{child}"/>{origin}<axis xyz="{_num(axis)}"/>{limit}</joint>')
+                f'  <joint name={a(jname)} type="{urdf_kind}"><parent link={a(parent)}/>'
+                f'<child link={a(child)}/>{origin}<axis xyz="{_num(axis)}"/>{limit}</joint>')
             parent = child
         link[k] = ln
     lines.append("</robot>")
