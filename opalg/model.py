@@ -29,6 +29,8 @@ from typing import Sequence
 import numpy as np
 
 from . import _backend as bk
+from . import _checks as chk
+from ._checks import is_rotation  # noqa: F401  (public: opalg.model.is_rotation)
 from .errors import ModelError
 from .spatial import motion_transform, spatial_inertia
 
@@ -147,21 +149,6 @@ class Inertia:
     I_com: object
 
 
-def _parent_index(k: int, p) -> int:
-    """An integer parent index (floats only if integral, as from a numpy float array)."""
-    if isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
-        return int(p)
-    if isinstance(p, (float, np.floating)) and float(p).is_integer():
-        return int(p)
-    raise ModelError(f"body {k}: parent index {p!r} is not an integer")
-
-
-def is_rotation(R: np.ndarray, tol: float = 1e-9) -> bool:
-    """True if the numeric 3x3 ``R`` is finite, orthonormal to ``tol`` and has det +1."""
-    return bool(np.all(np.isfinite(R)) and np.allclose(R.T @ R, np.eye(3), atol=tol)
-                and np.linalg.det(R) > 0)
-
-
 def _as_inertia(k: int, name: str, spec) -> Inertia:
     if isinstance(spec, Inertia):
         return spec
@@ -173,122 +160,6 @@ def _as_inertia(k: int, name: str, spec) -> Inertia:
         raise ModelError(f"body {k} ({name}): inertia must be an Inertia or (mass, com, I_com), "
                          f"got {spec!r}") from None
     return Inertia(mass, com, I_com)
-
-
-def _is_massless(inertia: Inertia) -> bool:
-    m, J = _numeric(inertia.mass), _numeric(inertia.I_com)
-    return m is not None and J is not None and m == 0 and not np.any(J)
-
-
-def _model_array(x, what: str) -> np.ndarray:
-    """``x`` as an array of numbers or sympy expressions, else a ModelError naming ``what``
-    (strings are refused before anything can evaluate them, and so are sympy nan, zoo, ±oo)."""
-    a = bk.asarray(x, what, ModelError)
-    if a.dtype == object:
-        bad = bk.first_nonfinite(a)
-        if bad is not None:
-            raise ModelError(f"{what} has a non-finite entry {bad[1]} at index {bad[0]}")
-    return a
-
-
-def _check_inertia(k: int, name: str, inertia: Inertia, allow_massless: bool) -> None:
-    for what, x in (("mass", inertia.mass), ("mass centre", inertia.com), ("inertia tensor", inertia.I_com)):
-        _model_array(x, f"body {k} ({name}): {what}")
-    if bk.asarray(inertia.mass).shape != ():
-        raise ModelError(f"body {k} ({name}): mass must be a scalar, got {inertia.mass!r}")
-    m = _numeric(inertia.mass)
-    if m is None and not bk.is_symbolic(inertia.mass):
-        raise ModelError(f"body {k} ({name}): mass must be a number or a sympy expression, "
-                         f"got {inertia.mass!r}")
-    if allow_massless and _is_massless(inertia):
-        return
-    if m is not None and (not np.isfinite(m) or m <= 0):
-        hint = "" if allow_massless else " (massless bodies need allow_massless=True)"
-        raise ModelError(f"body {k} ({name}): mass must be > 0, got {float(m):g}{hint}")
-    c = bk.asarray(inertia.com)
-    if c.shape != (3,):
-        raise ModelError(f"body {k} ({name}): mass centre has shape {c.shape}, expected (3,)")
-    cn = _numeric(c)
-    if cn is not None and not np.all(np.isfinite(cn)):
-        raise ModelError(f"body {k} ({name}): mass centre has non-finite entries {cn}")
-    J = bk.asarray(inertia.I_com)
-    if J.shape != (3, 3):
-        raise ModelError(f"body {k} ({name}): inertia tensor has shape {J.shape}, expected (3, 3)")
-    Jn = _numeric(J)
-    if Jn is None:
-        return
-    if not np.all(np.isfinite(Jn)):
-        raise ModelError(f"body {k} ({name}): inertia tensor has non-finite entries")
-    scale = max(1.0, float(np.abs(Jn).max()))
-    if not np.allclose(Jn, Jn.T, atol=1e-12 * scale):
-        raise ModelError(f"body {k} ({name}): inertia tensor is not symmetric")
-    ev = np.linalg.eigvalsh(Jn)
-    # Degenerate (point-mass, rod) tensors are accepted only with allow_massless,
-    # as for URDF imports; a joint that then moves no inertia fails at its pivot D(k).
-    if allow_massless:
-        not_definite = ev[0] < -1e-12 * scale
-    else:
-        not_definite = ev[0] <= 0
-    if not_definite:
-        raise ModelError(
-            f"body {k} ({name}): inertia tensor is not positive definite (eigenvalues {ev})"
-        )
-    if ev[2] > ev[0] + ev[1] + 1e-12 * scale:
-        raise ModelError(
-            f"body {k} ({name}): principal moments {ev} violate the triangle inequality "
-            f"({ev[2]:.6g} > {ev[0]:.6g} + {ev[1]:.6g})"
-        )
-
-
-def _topological_order(parents: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
-    """Bodies sorted by (depth, label), in O(n); a cycle is reported with its bodies in order."""
-    n = len(parents)
-    for k, p in enumerate(parents):
-        if p == k:
-            raise ModelError(f"body {k} ({names[k]}) is its own parent")
-        if not (-1 <= p < n):
-            raise ModelError(
-                f"body {k} ({names[k]}): parent index {p} out of range (-1 for the inertial frame, "
-                f"0..{n - 1} for bodies)"
-            )
-    kids = _children(parents)
-    depth = [-1] * n
-    level = [k for k in range(n) if parents[k] == -1]
-    by_depth = []
-    while level:
-        by_depth.append(level)
-        for k in level:
-            depth[k] = len(by_depth) - 1
-        level = [c for k in level for c in kids[k]]
-    if sum(map(len, by_depth)) < n:
-        # The smallest body not reached from a root walks up into a cycle.
-        j, pos, path = depth.index(-1), {}, []
-        while j not in pos:
-            pos[j] = len(path)
-            path.append(j)
-            j = parents[j]
-        cyc = path[pos[j]:] + [j]
-        raise ModelError("parent array has a cycle through bodies " + " -> ".join(map(str, cyc)))
-    return tuple(k for level in by_depth for k in sorted(level))
-
-
-def _children(parents: Sequence[int]) -> list[list[int]]:
-    """Children of every body in ascending label order, in one pass (O(n))."""
-    kids: list[list[int]] = [[] for _ in parents]
-    for c, p in enumerate(parents):
-        if p >= 0:
-            kids[p].append(c)
-    return kids
-
-
-def _check_unique(names: Sequence[str], what: str, hint=lambda k: "") -> None:
-    """Refuse a name used twice, naming it and both bodies."""
-    first: dict[str, int] = {}
-    for k, nm in enumerate(names):
-        if nm in first:
-            raise ModelError(f"{what} {nm!r} is used twice (bodies {first[nm]} and {k}{hint(k)}): "
-                             "names must be unique")
-        first[nm] = k
 
 
 class Model:
@@ -348,7 +219,7 @@ class Model:
 
     def __init__(self, parents, joints, placements, inertias, gravity=(0.0, 0.0, -9.81), names=None,
                  allow_massless: bool = False, link_frames: dict | None = None, robot_name: str = ""):
-        parents = [_parent_index(k, p) for k, p in enumerate(parents)]
+        parents = [chk.parent_index(k, p) for k, p in enumerate(parents)]
         n = len(parents)
         if n == 0:
             raise ModelError("the parent array is empty: a model needs at least one body")
@@ -360,33 +231,42 @@ class Model:
         for k, nm in enumerate(self.names):
             if not isinstance(nm, str):
                 raise ModelError(f"body {k}: name must be a string, got {nm!r}")
-        _check_unique(self.names, "body name")
+        chk.check_unique(self.names, "body name")
         self.parents = tuple(parents)
-        self.order = _topological_order(parents, self.names)
-        self.children = tuple(map(tuple, _children(parents)))
+        self.order = chk.topological_order(parents, self.names)
+        self.children = tuple(map(tuple, chk.children(parents)))
         self.joints = tuple(joints)
         for k, j in enumerate(self.joints):
             if not isinstance(j, Joint):
                 raise ModelError(f"body {k} ({self.names[k]}): joint must be a Joint, got {type(j).__name__}")
             if j.name is not None and not isinstance(j.name, str):
                 raise ModelError(f"body {k} ({self.names[k]}): joint name must be a string, got {j.name!r}")
-            _model_array(j.axes, f"body {k} ({self.names[k]}): joint axis")
-        _check_unique(self.joint_names, "joint name",
-                      lambda k: ", the default name of its unnamed joint" if self.joints[k].name is None else "")
-        self.link_frames = {} if link_frames is None else dict(link_frames)
-        for nm, fr in self.link_frames.items():
-            if not (isinstance(fr, tuple) and len(fr) == 3 and isinstance(fr[0], (int, np.integer))
-                    and -1 <= fr[0] < n):
-                raise ModelError(f"link frame {nm!r}: expected (body in -1..{n - 1}, R, p), got {fr!r}")
+            if j.axes.dtype.kind not in "fc":
+                chk.model_array(j.axes, f"body {k} ({self.names[k]}): joint axis")
+        chk.check_unique(self.joint_names, "joint name",
+                         lambda k: ", the default name of its unnamed joint" if self.joints[k].name is None else "")
+        self.link_frames = chk.check_link_frames(link_frames, n)
         if not isinstance(robot_name, str):
             raise ModelError(f"robot_name must be a string, got {robot_name!r}")
         self.robot_name = robot_name
         self.inertias = tuple(_as_inertia(k, self.names[k], i) for k, i in enumerate(inertias))
-        for k, i in enumerate(self.inertias):
-            _check_inertia(k, self.names[k], i, allow_massless)
         self.allow_massless = allow_massless
+        # Numeric data is validated in a few batched calls; the per-body checks run for
+        # symbolic data, or to name the first bad body when the batched check fails.
+        try:
+            R_all = chk.stack([pl[0] for pl in placements], (3, 3))
+            r_all = chk.stack([pl[1] for pl in placements], (3,))
+        except (TypeError, IndexError, KeyError):
+            R_all = r_all = None
+        m_all = chk.stack([i.mass for i in self.inertias], ())
+        c_all = None if m_all is None else chk.stack([i.com for i in self.inertias], (3,))
+        J_all = None if c_all is None else chk.stack([i.I_com for i in self.inertias], (3, 3))
+        if J_all is None or not chk.inertias_ok(m_all, c_all, J_all, allow_massless):
+            m_all = None
+            for k, i in enumerate(self.inertias):
+                chk.check_inertia(k, self.names[k], i, allow_massless)
         if allow_massless:
-            carries = [not _is_massless(i) for i in self.inertias]
+            carries = [not chk.is_massless(i) for i in self.inertias]
             for k in reversed(self.order):
                 if self.parents[k] != -1:
                     carries[self.parents[k]] |= carries[k]
@@ -396,41 +276,28 @@ class Model:
                         f"body {k} ({self.names[k]}): joint {self.joints[k].name or k!r} moves no mass "
                         "(its whole subtree is massless), so the mass matrix would be singular"
                     )
-        self.placements = []
-        for k, pl in enumerate(placements):
-            try:
-                R, r = pl[0], pl[1]
-            except (TypeError, IndexError, KeyError):
-                raise ModelError(f"body {k} ({self.names[k]}): placement must be (3x3 rotation, 3-vector), "
-                                 f"got {pl!r}") from None
-            R = _model_array(R, f"body {k} ({self.names[k]}): placement rotation")
-            r = _model_array(r, f"body {k} ({self.names[k]}): placement origin")
-            if R.shape != (3, 3) or r.shape != (3,):
-                raise ModelError(f"body {k} ({self.names[k]}): placement must be (3x3 rotation, 3-vector)")
-            Rn = _numeric(R)
-            if Rn is not None and not is_rotation(Rn):
-                raise ModelError(f"body {k} ({self.names[k]}): placement rotation is not a proper rotation")
-            rn = _numeric(r)
-            if rn is not None and not np.all(np.isfinite(rn)):
-                raise ModelError(f"body {k} ({self.names[k]}): placement origin has non-finite entries {rn}")
-            self.placements.append((R, r))
-        self.placements = tuple(self.placements)
-        g = _model_array(gravity, "gravity")
-        if g.shape != (3,):
-            raise ModelError(f"gravity has shape {g.shape}, expected (3,)")
-        gn = _numeric(g)
-        if gn is not None and not np.all(np.isfinite(gn)):
-            raise ModelError(f"gravity has non-finite entries {gn}")
-        self.gravity = g
+        if R_all is not None and r_all is not None and chk.placements_ok(R_all, r_all):
+            self.placements = tuple((bk.asarray(pl[0]), bk.asarray(pl[1])) for pl in placements)
+        else:
+            R_all = None
+            self.placements = tuple(chk.check_placement(k, self.names[k], pl) for k, pl in enumerate(placements))
+        self.gravity = chk.check_gravity(gravity)
         sizes = [j.ndof for j in self.joints]
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         self.dof_slice = tuple(slice(int(offs[k]), int(offs[k + 1])) for k in range(n))
         self.ndof = int(offs[-1])
         self.n = n
         # Constant per-body data, computed once: Featherstone tree transform X_T
-        # (parent -> joint frame) and the spatial inertia about the body origin.
-        self.X_tree = tuple(motion_transform(bk.mT(R), r) for R, r in self.placements)
-        self.I_spatial = tuple(spatial_inertia(i.mass, i.com, i.I_com) for i in self.inertias)
+        # (parent -> joint frame) and the spatial inertia about the body origin
+        # (batched for numeric data: the same arithmetic, one call for all bodies).
+        if R_all is not None:
+            self.X_tree = tuple(motion_transform(bk.mT(R_all), r_all))
+        else:
+            self.X_tree = tuple(motion_transform(bk.mT(R), r) for R, r in self.placements)
+        if m_all is not None:
+            self.I_spatial = tuple(spatial_inertia(m_all, c_all, J_all))
+        else:
+            self.I_spatial = tuple(spatial_inertia(i.mass, i.com, i.I_com) for i in self.inertias)
         self.symbolic = bk.is_symbolic(*self.X_tree, *self.I_spatial, self.gravity,
                                        *[j.axes for j in self.joints])
 

@@ -29,10 +29,10 @@ references disabled).
 
 from __future__ import annotations
 
+import math
 import os
 import pathlib
 import re
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 from defusedxml import ElementTree as ET
@@ -40,7 +40,8 @@ from defusedxml.common import DefusedXmlException
 
 from .errors import ModelError, URDFError
 from .model import Inertia, Joint, Model
-from .spatial import rpy_to_matrix, skew, spatial_inertia
+from .spatial import skew, spatial_inertia
+from .urdf_write import matrix_to_rpy, to_urdf  # noqa: F401  (the writer, importable from here)
 
 _MOVABLE = {"revolute": "R", "continuous": "R", "prismatic": "P"}
 _UNSUPPORTED = {"floating", "planar"}
@@ -50,12 +51,24 @@ def _floats(text: str | None, n: int, where: str, default) -> np.ndarray:
     if text is None:
         return np.array(default, dtype=float)
     try:
-        vals = np.array([float(t) for t in text.split()], dtype=float)
+        vals = [float(t) for t in text.split()]
     except ValueError:
         raise URDFError(f"{where}: cannot read numbers from {text!r}") from None
-    if vals.shape != (n,) or not np.all(np.isfinite(vals)):
+    if len(vals) != n or not all(map(math.isfinite, vals)):
         raise URDFError(f"{where}: expected {n} finite numbers, got {text!r}")
-    return vals
+    return np.array(vals)
+
+
+def _rpy_matrix(rpy) -> np.ndarray:
+    """URDF ``R = Rz(yaw) Ry(pitch) Rx(roll)`` in closed form (equal to
+    :func:`opalg.spatial.rpy_to_matrix` to rounding, ~50x faster for one frame)."""
+    r, p, y = (float(v) for v in rpy)
+    if not (r or p or y):
+        return np.eye(3)
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
 
 
 def _origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
@@ -64,7 +77,7 @@ def _origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
         return np.eye(3), np.zeros(3)
     xyz = _floats(o.get("xyz"), 3, f"{where} <origin xyz>", [0, 0, 0])
     rpy = _floats(o.get("rpy"), 3, f"{where} <origin rpy>", [0, 0, 0])
-    return rpy_to_matrix(rpy), xyz
+    return _rpy_matrix(rpy), xyz
 
 
 def _compose(a, b):
@@ -74,20 +87,27 @@ def _compose(a, b):
 
 def inertia_from_spatial(Ms: np.ndarray) -> Inertia:
     """Recover (mass, com, I_com) from a 6x6 spatial inertia about the origin."""
-    m = float(Ms[5, 5])
-    if m <= 0:
-        return Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
-    cx = Ms[:3, 3:] / m
-    c = np.array([cx[2, 1], cx[0, 2], cx[1, 0]])
-    I_com = Ms[:3, :3] + m * skew(c) @ skew(c)
-    return Inertia(m, c, 0.5 * (I_com + I_com.T))
+    return _inertias_from_spatial(np.asarray(Ms, dtype=float)[None])[0]
 
 
-def _link_inertia(link, where: str) -> np.ndarray:
-    """Spatial inertia of a link about its own frame origin (zeros if no <inertial>)."""
+def _inertias_from_spatial(Ms: np.ndarray) -> list[Inertia]:
+    """:func:`inertia_from_spatial` of a stack (n, 6, 6), batched (zero inertia where m <= 0)."""
+    m = Ms[:, 5, 5].copy()
+    pos = m > 0
+    cx = Ms[:, :3, 3:] / np.where(pos, m, 1.0)[:, None, None]
+    c = np.stack([cx[:, 2, 1], cx[:, 0, 2], cx[:, 1, 0]], -1)
+    S = skew(c)
+    I_com = Ms[:, :3, :3] + m[:, None, None] * S @ S
+    I_com = 0.5 * (I_com + np.swapaxes(I_com, -1, -2))
+    m[~pos], c[~pos], I_com[~pos] = 0.0, 0.0, 0.0
+    return [Inertia(float(m[k]), c[k], I_com[k]) for k in range(len(m))]
+
+
+def _link_inertia(link, where: str) -> tuple[float, np.ndarray, np.ndarray]:
+    """(mass, mass centre, inertia tensor about it) of a link in its own frame (zeros if no <inertial>)."""
     inertial = link.find("inertial")
     if inertial is None:
-        return np.zeros((6, 6))
+        return 0.0, np.zeros(3), np.zeros((3, 3))
     R, c = _origin(inertial, f"{where} <inertial>")
     mass_el = inertial.find("mass")
     if mass_el is None:
@@ -106,7 +126,25 @@ def _link_inertia(link, where: str) -> np.ndarray:
     J = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]],
                   [vals["ixy"], vals["iyy"], vals["iyz"]],
                   [vals["ixz"], vals["iyz"], vals["izz"]]])
-    return spatial_inertia(mass, c, R @ J @ R.T)
+    return mass, c, R @ J @ R.T
+
+
+def _body_inertias(links: dict, link_frames: dict, n_bodies: int) -> np.ndarray:
+    """(n_bodies, 6, 6): every link's spatial inertia added to the body it is welded to,
+    about that body's origin, in a few batched calls (links of the fixed base never move)."""
+    welded = [(ln, fr) for ln, fr in link_frames.items() if fr[0] >= 0]
+    acc = np.zeros((n_bodies, 6, 6))
+    if not welded:
+        return acc
+    parts = [_link_inertia(links[ln], f"link {ln!r}") for ln, _ in welded]
+    Ml = spatial_inertia(np.array([p[0] for p in parts]), np.array([p[1] for p in parts]),
+                         np.array([p[2] for p in parts]))
+    R, p = np.array([fr[1] for _, fr in welded]), np.array([fr[2] for _, fr in welded])
+    # Force transform link -> body: n_b = R n_l + p x (R F_l), F_b = R F_l.
+    X = np.zeros((len(welded), 6, 6))
+    X[:, :3, :3], X[:, 3:, 3:], X[:, :3, 3:] = R, R, skew(p) @ R
+    np.add.at(acc, np.array([fr[0] for _, fr in welded]), X @ Ml @ np.swapaxes(X, -1, -2))
+    return acc
 
 
 _DECLARED = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
@@ -247,7 +285,7 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
         kids[el.find("parent").get("link")].append(name)
 
     # Depth-first from the root in document order: parents before children.
-    bodies = []  # (name, joint, parent_body, placement (R, r), spatial inertia)
+    bodies = []  # (name, joint, parent_body, placement (R, r))
     link_frames = {roots[0]: (-1, np.eye(3), np.zeros(3))}
     # A stack of joints, so each subtree is numbered completely before its next sibling
     # (pre-order, siblings in document order — the order Pinocchio's parser uses too).
@@ -270,8 +308,8 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
             if big * np.linalg.norm(axis / (big or 1.0)) < 1e-12:
                 raise URDFError(f"joint {jname!r}: axis has zero length (norm < 1e-12)")
             unit = axis / big
-            bodies.append([child, Joint(_MOVABLE[kind], unit / np.linalg.norm(unit), name=jname), body,
-                           (Rc, pc), np.zeros((6, 6))])
+            bodies.append((child, Joint(_MOVABLE[kind], unit / np.linalg.norm(unit), name=jname), body,
+                           (Rc, pc)))
             link_frames[child] = (len(bodies) - 1, np.eye(3), np.zeros(3))
         seen.add(child)
         stack.extend(reversed(kids[child]))
@@ -284,22 +322,15 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
             ln = joints[child_of[ln]].find("parent").get("link")
         cyc = path[path.index(ln):] + [ln]
         raise URDFError("the joints form a cycle through links " + " -> ".join(map(repr, cyc)))
-    # Add every link's inertia to the body it is welded to, about that body's origin.
-    for ln, (body, R, p) in link_frames.items():
-        if body < 0:
-            continue  # welded to the fixed base: its inertia never moves
-        Ml = _link_inertia(links[ln], f"link {ln!r}")
-        # Force transform link -> body: n_b = R n_l + p x (R F_l), F_b = R F_l.
-        X = np.block([[R, skew(p) @ R], [np.zeros((3, 3)), R]])
-        bodies[body][4] = bodies[body][4] + X @ Ml @ X.T
     if not bodies:
         raise URDFError("URDF has no movable joints")
+    inertias = _inertias_from_spatial(_body_inertias(links, link_frames, len(bodies)))
     try:
         return Model(
             parents=[b[2] for b in bodies],
             joints=[b[1] for b in bodies],
             placements=[b[3] for b in bodies],
-            inertias=[inertia_from_spatial(b[4]) for b in bodies],
+            inertias=inertias,
             gravity=gravity,
             names=[b[0] for b in bodies],
             allow_massless=True,
@@ -310,87 +341,3 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
         raise
     except ModelError as e:  # e.g. a massless leaf link on a movable joint
         raise URDFError(f"URDF describes an invalid model: {e}") from None
-
-
-def matrix_to_rpy(R) -> np.ndarray:
-    """URDF roll-pitch-yaw of a rotation, the inverse of :func:`opalg.spatial.rpy_to_matrix`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.spatial import rpy_to_matrix
-    >>> from opalg.urdf import matrix_to_rpy
-    >>> bool(np.allclose(matrix_to_rpy(rpy_to_matrix([0.1, -0.2, 0.3])), [0.1, -0.2, 0.3]))
-    True
-    """
-    R = np.asarray(R, dtype=float)
-    pitch = np.arcsin(np.clip(-R[2, 0], -1.0, 1.0))
-    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
-
-
-def _num(x) -> str:
-    return " ".join(repr(float(v)) for v in np.atleast_1d(x))
-
-
-def to_urdf(model: Model, name: str | None = None, continuous: bool = False) -> str:
-    """Write a numeric model as URDF text (for Pinocchio and other tools).
-
-    Body k becomes link ``body{k}`` (or its name) hanging from joint
-    ``joint{k}`` (or the joint's name); the inertial frame is the link ``base``
-    (``base_``, ... if a body already has that name).  A multi-axis joint becomes a
-    chain of 1-dof joints through massless links ``<name>_axis<i>``, so it re-imports
-    as several bodies.  Revolute joints are written as ``revolute`` with wide limits,
-    or ``continuous`` if asked.  The robot is called ``name``, else
-    ``model.robot_name``, else ``opalg_model``.  Every name is written as an escaped
-    XML attribute, so any string round-trips.
-
-    Examples
-    --------
-    >>> import numpy as np, opalg
-    >>> m = opalg.random_model(4, "tree", seed=0, joints="single")
-    >>> m2 = opalg.from_urdf(opalg.urdf.to_urdf(m))
-    >>> q = np.linspace(-1, 1, m.ndof)
-    >>> i = m.joint_dofs(m2.joint_names)          # q order of m2 (depth-first) in m
-    >>> bool(np.allclose(opalg.crba(m2, q[i]), opalg.crba(m, q)[np.ix_(i, i)]))
-    True
-    """
-    if model.symbolic:
-        raise ModelError("to_urdf needs a numeric model (this one has sympy entries)")
-    a = quoteattr  # an attribute value with its quotes, & < > " escaped
-    base, taken = "base", set(model.names)
-    while base in taken:
-        base += "_"
-    robot = name if name is not None else (model.robot_name or "opalg_model")
-    lines = [f"<robot name={a(robot)}>", f"  <link name={a(base)}/>"]
-    link, jnames = {-1: base}, model.joint_names
-    for k in model.order:
-        jn = jnames[k]
-        ln = model.names[k]
-        parent = link[model.parents[k]]
-        R, r = model.placements[k]
-        for i, (kind, axis) in enumerate(zip(model.joints[k].kinds, model.joints[k].axes)):
-            last = i == model.joints[k].ndof - 1
-            child = ln if last else f"{ln}_axis{i}"
-            jname = jn if model.joints[k].ndof == 1 else f"{jn}_{i}"
-            if last:
-                inr = model.inertias[k]
-                J = np.asarray(inr.I_com, dtype=float)
-                lines.append(
-                    f'  <link name={a(child)}><inertial><origin xyz="{_num(inr.com)}" rpy="0 0 0"/>'
-                    f'<mass value="{_num(inr.mass)}"/><inertia ixx="{_num(J[0, 0])}" ixy="{_num(J[0, 1])}" '
-                    f'ixz="{_num(J[0, 2])}" iyy="{_num(J[1, 1])}" iyz="{_num(J[1, 2])}" izz="{_num(J[2, 2])}"/>'
-                    "</inertial></link>")
-            else:
-                lines.append(f"  <link name={a(child)}/>")
-            urdf_kind = {"R": "continuous" if continuous else "revolute", "P": "prismatic"}[kind]
-            origin = (f'<origin xyz="{_num(r)}" rpy="{_num(matrix_to_rpy(R))}"/>' if i == 0
-                      else '<origin xyz="0 0 0" rpy="0 0 0"/>')
-            limit = "" if urdf_kind == "continuous" else \
-                '<limit lower="-1e6" upper="1e6" effort="1e6" velocity="1e6"/>'
-            lines.append(
-                f'  <joint name={a(jname)} type="{urdf_kind}"><parent link={a(parent)}/>'
-                f'<child link={a(child)}/>{origin}<axis xyz="{_num(axis)}"/>{limit}</joint>')
-            parent = child
-        link[k] = ln
-    lines.append("</robot>")
-    return "\n".join(lines)
