@@ -316,15 +316,18 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
     unreached = set(links) - seen
     if unreached:
         # Each unreached link has exactly one parent joint, so walking up must loop.
-        ln, path = sorted(unreached)[0], []
-        while ln not in path:
+        ln, pos, path = min(unreached), {}, []
+        while ln not in pos:
+            pos[ln] = len(path)
             path.append(ln)
             ln = joints[child_of[ln]].find("parent").get("link")
-        cyc = path[path.index(ln):] + [ln]
+        cyc = path[pos[ln]:] + [ln]
         raise URDFError("the joints form a cycle through links " + " -> ".join(map(repr, cyc)))
     if not bodies:
         raise URDFError("URDF has no movable joints")
     inertias = _inertias_from_spatial(_body_inertias(links, link_frames, len(bodies)))
+    robot_name = root.get("name", "")
+    del root, links, joints, kids, child_of  # the element tree is not needed any more: free it
     try:
         return Model(
             parents=[b[2] for b in bodies],
@@ -335,7 +338,7 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
             names=[b[0] for b in bodies],
             allow_massless=True,
             link_frames=link_frames,
-            robot_name=root.get("name", ""),
+            robot_name=robot_name,
         )
     except URDFError:
         raise
