@@ -280,3 +280,32 @@ def test_overflow_is_a_state_error_without_warnings(tree, fn, big, batch, recwar
     with pytest.raises(StateError, match=rf"^{fn}: .*overflowed double precision .*max \|{big}\| = 1e\+(200|308)"):
         call()
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+# --------------------------------------------------------------------------- batched model checks
+def test_batched_model_data_equals_per_body():
+    """The batched X_tree / I_spatial of a numeric model equal the per-body formulas bitwise."""
+    from opalg import _backend as bk
+    from opalg.spatial import motion_transform, spatial_inertia
+    m = opalg.random_model(40, "tree", seed=3)
+    for X, (R, r) in zip(m.X_tree, m.placements):
+        assert np.array_equal(X, motion_transform(bk.mT(R), r))
+    for Ms, i in zip(m.I_spatial, m.inertias):
+        assert np.array_equal(Ms, spatial_inertia(i.mass, i.com, i.I_com))
+
+
+@pytest.mark.parametrize("field, bad, match", [
+    ("inertia", (1.0, Z3, np.diag([1.0, 1.0, 3.0])), r"body 700 \(body700\): principal moments"),
+    ("inertia", (-1.0, Z3, E3), r"body 700 \(body700\): mass must be > 0, got -1"),
+    ("placement", (2 * E3, Z3), r"body 700 \(body700\): placement rotation is not a proper rotation"),
+    ("placement", (E3, [0, np.inf, 0]), r"body 700 \(body700\): placement origin has non-finite"),
+])
+def test_batched_check_names_the_first_bad_body(field, bad, match):
+    """In a long numeric chain one bad body fails the batched check, and the per-body
+    check then names it (the first of two bad ones)."""
+    n = 1000
+    inertias, placements = [BOX] * n, [(E3, Z3)] * n
+    seq = inertias if field == "inertia" else placements
+    seq[700] = seq[900] = bad
+    with pytest.raises(ModelError, match=match):
+        Model(list(range(-1, n - 1)), [Joint("R", [0, 0, 1.0])] * n, placements, inertias)
