@@ -4,6 +4,7 @@ module; ``import opalg`` without sympy (in a subprocess)."""
 from __future__ import annotations
 
 import builtins
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,7 @@ import opalg
 from opalg import ModelError, OpalgError, SingularConfigurationError, StateError
 from opalg.symbolic import Body, Hinge, RootMotion, TreeSystem, deployable_example
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 FLAG = "_opalg_test_string_was_evaluated"
 EVIL = f"__import__('builtins').__setattr__('{FLAG}', True) or 1"
 
@@ -151,8 +153,10 @@ def test_tree_system_declares_its_numeric_cache():
 
 # --------------------------------------------------------------------------- import opalg
 def run_python(code: str) -> str:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                         timeout=300)
+    """Run ``code`` in a fresh interpreter that imports this checkout's opalg (cwd first on sys.path)."""
+    out = subprocess.run([sys.executable, "-c", "import opalg, sys; assert opalg.__file__.startswith("
+                          f"{str(ROOT)!r}), opalg.__file__; del opalg, sys\n" + textwrap.dedent(code)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
