@@ -16,13 +16,18 @@ topology), :mod:`opalg.builders`, :mod:`opalg.kinematics`, :mod:`opalg.algebra`
 (RNEA, CRBA), :mod:`opalg.innovations` (Riccati, ABA, ℳ⁻¹, Υ, Λ⁻¹).
 """
 
-from . import algebra, constrained, innovations, kinematics, operational, riccati, spatial, symbolic, urdf  # noqa: F401
+from __future__ import annotations
+
+import importlib
+
+from . import algebra, constrained, innovations, kinematics, operational, riccati, spatial, urdf  # noqa: F401
 from .riccati import Articulated, articulated
 from .innovations import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
 from .operational import frame_jacobian, lambda_inv
 from .builders import planar_arm, random_model, serial_chain
 from .dynamics import bias, composite_inertias, crba, rnea
-from .errors import ModelError, OpalgError, SingularConfigurationError, StateError, URDFError
+from .errors import (InfeasibleDirections, ModelError, OpalgError, SingularConfigurationError, StateError,
+                     URDFError)
 from .kinematics import body_poses
 from .model import Inertia, Joint, Model
 from .soa import SpatialOperators, operators
@@ -35,4 +40,19 @@ __all__ = [
     "aba", "articulated", "bias", "body_poses", "composite_inertias", "crba", "frame_jacobian",
     "lambda_inv", "minv", "minv_diag", "operators", "planar_arm", "random_model", "rnea",
     "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",
+    "InfeasibleDirections",
 ]
+
+#: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy
+#: (``opalg.symbolic``) nor scipy's integrators and the widgets (``opalg.ider``).
+_LAZY = ("symbolic", "ider")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -9,14 +9,31 @@ for numbers and for symbols; only the few non-polynomial operations below
 
 from __future__ import annotations
 
+import cmath
+import numbers
+import sys
+
 import numpy as np
-import sympy as sp
+
+from .errors import OpalgError
+
+
+def _sympy():
+    """The sympy module, imported on first need: object arrays are the sympy path.
+
+    Nothing here imports sympy at module level, so ``import opalg`` stays free of it;
+    a sympy object can only exist once sympy is in ``sys.modules``.
+    """
+    import sympy
+
+    return sympy
 
 
 def is_symbolic(*arrays) -> bool:
     """True if any argument is (or contains) a sympy expression."""
+    sp = sys.modules.get("sympy")
     for a in arrays:
-        if isinstance(a, sp.Basic):
+        if sp is not None and isinstance(a, sp.Basic):
             return True
         if isinstance(a, np.ndarray) and a.dtype == object:
             return True
@@ -25,17 +42,116 @@ def is_symbolic(*arrays) -> bool:
     return False
 
 
-def asarray(x) -> np.ndarray:
-    """Convert to an array: float/complex stay numeric, sympy gives dtype object."""
+def _short(v) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _bad_entry(v) -> str | None:
+    """None if ``v`` is a number or a sympy expression, else what it is (for a message)."""
+    sp = sys.modules.get("sympy")
+    if sp is not None and isinstance(v, sp.Basic):
+        return None if isinstance(v, sp.Expr) else f"a sympy {type(v).__name__} {_short(v)}"
+    if isinstance(v, (numbers.Number, np.bool_)):
+        return None
+    return f"a {type(v).__name__} {_short(v)}"
+
+
+def _leaves(x, idx=()):
+    """(index, entry) of the scalars in nested lists, tuples, arrays and sympy matrices.
+
+    The entries of an object array are yielded as they are: a sequence stored in one
+    array cell is an entry (and a bad one), not a container.
+    """
+    sp = sys.modules.get("sympy")
+    if sp is not None and isinstance(x, sp.MatrixBase):
+        x = x.tolist()
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "biufc":
+            for i, v in np.ndenumerate(x):
+                yield idx + tuple(int(j) for j in i), v
+    elif isinstance(x, (list, tuple)):
+        for i, v in enumerate(x):
+            yield from _leaves(v, idx + (i,))
+    else:
+        yield idx, x
+
+
+def check_no_strings(x, what: str, error: type[Exception] = OpalgError) -> None:
+    """Refuse entries that are neither numbers nor sympy expressions (strings above all).
+
+    sympy *evaluates* strings (``sympify("...")`` runs the code in them), so every
+    input that may reach sympy is checked here first, without converting anything.
+
+    Parameters
+    ----------
+    x : object
+        A scalar, or nested lists/tuples/arrays/sympy matrices of scalars.
+    what : str
+        Name of the argument (or body and field) for the message.
+    error : exception class
+        Raised on the first bad entry (``StateError`` for states, ``ModelError`` for model data).
+
+    Examples
+    --------
+    >>> from opalg import _backend as bk
+    >>> bk.check_no_strings([1.0, 2], "q")
+    >>> bk.check_no_strings([1.0, "2"], "q")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    opalg.errors.OpalgError: q has a non-numeric entry at index (1,): a str '2' (expected a number ...)
+    """
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biufc":
+        return
+    for idx, v in _leaves(x):
+        bad = _bad_entry(v)
+        if bad is not None:
+            where = f"{what} has a non-numeric entry at index {idx}: " if idx else f"{what} is not numeric: "
+            raise error(where + bad + " (expected a number or a sympy expression; strings are never evaluated)")
+
+
+def first_nonfinite(a: np.ndarray):
+    """``(index, entry)`` of the first non-finite entry of ``a`` (nan, inf, sympy nan/zoo/oo), or None.
+
+    Symbolic entries count as finite unless they contain nan, zoo or ±oo.
+    """
+    if a.dtype.kind in "fc":
+        bad = ~np.isfinite(a)
+        if not bad.any():
+            return None
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        return idx, a[idx]
+    if a.dtype != object:
+        return None
+    sp = sys.modules.get("sympy")
+    for idx, v in np.ndenumerate(a):
+        if sp is not None and isinstance(v, sp.Basic):
+            if v.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+                return tuple(int(i) for i in idx), v
+        elif isinstance(v, (numbers.Number, np.bool_)) and not cmath.isfinite(complex(v)):
+            return tuple(int(i) for i in idx), v
+    return None
+
+
+def asarray(x, what: str = "array", error: type[Exception] = OpalgError) -> np.ndarray:
+    """Convert to an array: float/complex stay numeric, sympy gives dtype object.
+
+    Strings and other non-numeric entries are refused with ``error`` naming ``what``
+    (see :func:`check_no_strings`): nothing that reaches sympy is ever a string.
+    """
     if type(x) is np.ndarray and x.dtype.kind in "fc":
         return x
-    if isinstance(x, sp.MatrixBase):
-        return np.array(x.tolist(), dtype=object)
-    if is_symbolic(x):
-        return np.array(x, dtype=object)
-    a = np.asarray(x)
-    if a.dtype.kind in "biu":
-        a = a.astype(float)
+    sp = sys.modules.get("sympy")
+    if sp is not None and isinstance(x, sp.MatrixBase):
+        a = np.array(x.tolist(), dtype=object)
+    elif is_symbolic(x):
+        a = np.array(x, dtype=object)
+    else:
+        a = np.asarray(x)
+        if a.dtype.kind in "biu":
+            a = a.astype(float)
+    if a.dtype.kind not in "fc":
+        check_no_strings(x, what, error)
     return a
 
 
@@ -50,11 +166,11 @@ def _elementwise(fn_num, fn_sym, x):
 
 
 def sin(x):
-    return _elementwise(np.sin, sp.sin, x)
+    return _elementwise(np.sin, lambda v: _sympy().sin(v), x)
 
 
 def cos(x):
-    return _elementwise(np.cos, sp.cos, x)
+    return _elementwise(np.cos, lambda v: _sympy().cos(v), x)
 
 
 def zeros(shape, *likes) -> np.ndarray:
@@ -62,7 +178,7 @@ def zeros(shape, *likes) -> np.ndarray:
     dtype = common_dtype(*likes) if likes else float
     if dtype == object:
         z = np.empty(shape, dtype=object)
-        z.fill(sp.Integer(0))
+        z.fill(_sympy().Integer(0))
         return z
     return np.zeros(shape, dtype=dtype)
 
@@ -71,7 +187,7 @@ def eye(n: int, *likes) -> np.ndarray:
     """Identity with the common dtype of ``likes``."""
     e = zeros((n, n), *likes)
     for i in range(n):
-        e[i, i] = 1 if e.dtype != object else sp.Integer(1)
+        e[i, i] = 1 if e.dtype != object else _sympy().Integer(1)
     return e
 
 
@@ -98,6 +214,7 @@ def inv(A: np.ndarray) -> np.ndarray:
         if A.shape[-1] == 1:
             return 1.0 / A
         return np.linalg.inv(A)
+    sp = _sympy()
     out = np.empty(A.shape, dtype=object)
     for idx in np.ndindex(A.shape[:-2]):
         out[idx] = np.array(sp.Matrix(A[idx].tolist()).inv().tolist(), dtype=object)
@@ -151,4 +268,4 @@ def simplify_array(A: np.ndarray) -> np.ndarray:
     A = asarray(A)
     if A.dtype != object:
         return A
-    return np.frompyfunc(sp.simplify, 1, 1)(A).astype(object)
+    return np.frompyfunc(_sympy().simplify, 1, 1)(A).astype(object)

@@ -38,11 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
-
-class InfeasibleDirections(ValueError):
-    """The chosen control-force directions cannot realize the kinematical constraints."""
+from . import _backend as bk
+from .errors import InfeasibleDirections, StateError  # noqa: F401  (InfeasibleDirections: the old home)
 
 
 #: Default threshold of :func:`conditioning` below which a choice counts as singular.
@@ -51,17 +49,18 @@ SINGULAR_TOL = 1e-8
 
 def _matrix(x, name: str, shape=None) -> np.ndarray:
     try:
+        bk.check_no_strings(x, name, StateError)  # np.asarray(dtype=float) would parse "1.5"
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric matrix, got {x!r}") from None
+        raise StateError(f"{name} must be a numeric matrix, got {x!r}") from None
     if a.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got shape {a.shape}")
+        raise StateError(f"{name} must be 2-D, got shape {a.shape}")
     if shape is not None:
         for want, got, what in zip(shape, a.shape, ("rows", "columns")):
             if want is not None and want != got:
-                raise ValueError(f"{name} has shape {a.shape}: expected {want} {what}")
+                raise StateError(f"{name} has shape {a.shape}: expected {want} {what}")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} has non-finite entries")
+        raise StateError(f"{name} has non-finite entries")
     return a
 
 
@@ -79,8 +78,8 @@ def force_directions(B: np.ndarray, A=None, n_geometric: int = 0) -> np.ndarray:
 
     Raises
     ------
-    ValueError
-        A of the wrong shape or not finite.
+    StateError
+        A of the wrong shape or not finite (a ``ValueError``).
     InfeasibleDirections
         A rank-deficient, or rank Z < c.
 
@@ -96,7 +95,7 @@ def force_directions(B: np.ndarray, A=None, n_geometric: int = 0) -> np.ndarray:
     B = _matrix(B, "B")
     c, n = B.shape
     if not 0 <= n_geometric <= c:
-        raise ValueError(f"n_geometric = {n_geometric} must be between 0 and c = {c}")
+        raise StateError(f"n_geometric = {n_geometric} must be between 0 and c = {c}")
     if A is None:
         Z = B
     else:
@@ -197,6 +196,8 @@ def solve_augmented(M, Q, F, B, h, Z, check: bool = True) -> Solution:
 
 def null_complement(Z: np.ndarray) -> np.ndarray:
     """Orthonormal basis C (n x (n − rank Z)) of the null space of Z, so that Z C = 0."""
+    import scipy.linalg  # here, not at module level: it doubles the time of `import opalg`
+
     return scipy.linalg.null_space(np.asarray(Z, float))
 
 

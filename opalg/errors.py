@@ -15,8 +15,14 @@ exception                       raised when
                                 frames) has the wrong shape, type or value
 ``SingularConfigurationError``  the model is valid but the configuration q is
                                 singular for it (e.g. the gimbal lock of a 3-axis
-                                joint): the message names body, joint and q
+                                joint, or of a z-x-z hinge of ``opalg.symbolic``):
+                                the message names body, joint and q (or time)
+``InfeasibleDirections``        chosen control-force directions cannot realize the
+                                kinematical constraints (``opalg.constrained``)
 ==============================  ==================================================
+
+The old names ``opalg.symbolic.SingularConfiguration`` (= ``SingularConfigurationError``)
+and ``opalg.constrained.InfeasibleDirections`` stay importable from their modules.
 """
 
 
@@ -52,3 +58,9 @@ class SingularConfigurationError(StateError):
     def __init__(self, message: str, body: int | None = None, joint: str | None = None, q=None):
         super().__init__(message)
         self.body, self.joint, self.q = body, joint, q
+
+
+class InfeasibleDirections(OpalgError):
+    """The chosen control-force directions cannot realize the kinematical constraints
+    (Ider 1990): A is rank deficient, repeats directions of the geometrical constraints,
+    or the augmented system is singular."""

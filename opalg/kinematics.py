@@ -35,26 +35,35 @@ from .spatial import cross_force, cross_motion
 def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarray:
     """Validate a joint-space array of shape (..., N) and return it as an array.
 
+    Entries must be numbers or sympy expressions (a string is refused, never
+    evaluated) and finite (nan, inf and sympy's nan, zoo, ±oo are refused, in
+    object arrays too).  float16/float32 states are cast to float64 (complex64 to
+    complex128) so that every result has double accuracy.
+
     Raises
     ------
     StateError
         Naming the argument, its shape and the expected trailing size, or the
-        first non-finite entry.
+        index of the first non-numeric or non-finite entry.
     """
     size = model.ndof if last is None else last
     try:
-        a = bk.asarray(x)
+        a = bk.asarray(x, name, StateError)
     except (TypeError, ValueError) as e:
+        if isinstance(e, StateError):
+            raise
         raise StateError(f"{name}: cannot be read as an array ({e})") from None
-    if a.dtype.kind not in "fciuO":
+    if a.dtype.kind not in "fcO":
         raise StateError(f"{name} must be numeric (or sympy), got dtype {a.dtype}")
     if a.ndim == 0 or a.shape[-1] != size:
         raise StateError(
             f"{name} has shape {a.shape}, expected (..., {size}) for a model with N={model.ndof} dof"
         )
-    if a.dtype != object and not np.all(np.isfinite(a)):
-        bad = np.argwhere(~np.isfinite(a))[0]
-        raise StateError(f"{name} has a non-finite entry at index {tuple(int(i) for i in bad)}")
+    if a.dtype.kind in "fc" and a.dtype.itemsize < (8 if a.dtype.kind == "f" else 16):
+        a = a.astype(np.float64 if a.dtype.kind == "f" else np.complex128)
+    bad = bk.first_nonfinite(a)
+    if bad is not None:
+        raise StateError(f"{name} has a non-finite entry at index {bad[0]} ({bad[1]})")
     return a
 
 
@@ -75,20 +84,22 @@ def check_forces(model: Model, f, name: str) -> np.ndarray:
         first non-finite entry (body and component).
     """
     try:
-        a = bk.asarray(f)
+        a = bk.asarray(f, name, StateError)
     except (TypeError, ValueError) as e:
+        if isinstance(e, StateError):
+            raise
         raise StateError(f"{name}: cannot be read as an array ({e})") from None
-    if a.dtype.kind not in "fciuO":
+    if a.dtype.kind not in "fcO":
         raise StateError(f"{name} must be numeric (or sympy), got dtype {a.dtype}")
     if a.ndim < 2 or a.shape[-2:] != (model.n, 6):
         raise StateError(f"{name} has shape {a.shape}, expected (..., {model.n}, 6): one spatial "
                          f"force [moment; force] per body of the model")
-    if a.dtype != object and not np.all(np.isfinite(a)):
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
-        raise StateError(f"{name} has a non-finite entry at index {bad} (body {bad[-2]}, "
-                         f"component {bad[-1]})")
-    if a.dtype.kind in "iu":
-        a = a.astype(float)
+    if a.dtype.kind in "fc" and a.dtype.itemsize < (8 if a.dtype.kind == "f" else 16):
+        a = a.astype(np.float64 if a.dtype.kind == "f" else np.complex128)
+    bad = bk.first_nonfinite(a)
+    if bad is not None:
+        raise StateError(f"{name} has a non-finite entry at index {bad[0]} (body {bad[0][-2]}, "
+                         f"component {bad[0][-1]})")
     return a
 
 
@@ -102,20 +113,17 @@ def chunked(n_states: int, forces: tuple[str, ...] = ()):
     arrays and need not validate again — then broadcast, flattened and fed in
     chunks; outputs (arrays, or lists of arrays) are reassembled with the
     caller's batch shape.  Symbolic and small inputs go straight through.
+
+    Floating-point overflow inside the recursion raises no RuntimeWarning; instead
+    a numeric result that is not finite (for the finite inputs checked here) is a
+    :class:`~opalg.errors.StateError` naming the function and the largest inputs.
     """
     def deco(fn):
         sig = inspect.signature(fn)
         names = list(sig.parameters)[1:1 + n_states]
         others = list(sig.parameters)[1 + n_states:]
 
-        @functools.wraps(fn)
-        def wrapper(model, *args, **kw):
-            bound = sig.bind(model, *args, **kw)
-            bound.apply_defaults()
-            arrs = [check_state(model, bound.arguments[nm], nm) for nm in names]
-            rest = {nm: bound.arguments[nm] for nm in others}
-            frc = {nm: check_forces(model, rest[nm], nm) for nm in forces if rest[nm] is not None}
-            rest.update(frc)
+        def run(model, arrs, rest, frc):
             batch = broadcast_batch(model, **dict(zip(names, arrs)),
                                     **{nm: f[..., 0] for nm, f in frc.items()})
             size = int(np.prod(batch, dtype=int))
@@ -136,9 +144,35 @@ def chunked(n_states: int, forces: tuple[str, ...] = ()):
                 return [join([p[j] for p in parts]) for j in range(len(parts[0]))]
             return join(parts)
 
+        @functools.wraps(fn)
+        def wrapper(model, *args, **kw):
+            bound = sig.bind(model, *args, **kw)
+            bound.apply_defaults()
+            arrs = [check_state(model, bound.arguments[nm], nm) for nm in names]
+            rest = {nm: bound.arguments[nm] for nm in others}
+            frc = {nm: check_forces(model, rest[nm], nm) for nm in forces if rest[nm] is not None}
+            rest.update(frc)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                out = run(model, arrs, rest, frc)
+            _check_result(fn.__name__, out, {**dict(zip(names, arrs)), **frc})
+            return out
+
         return wrapper
 
     return deco
+
+
+def _check_result(fname: str, out, inputs: dict) -> None:
+    """StateError if a numeric result of ``fname`` has a non-finite entry (an overflow)."""
+    for i, part in enumerate(out if isinstance(out, list) else [out]):
+        if not (isinstance(part, np.ndarray) and part.dtype.kind in "fc") or np.isfinite(part).all():
+            continue
+        idx, val = bk.first_nonfinite(part)
+        what = f"output {i}" if isinstance(out, list) else "the result"
+        sizes = ", ".join(f"max |{nm}| = {float(np.abs(a).max(initial=0)):.3g}"
+                          for nm, a in inputs.items() if a.dtype.kind in "fc")
+        raise StateError(f"{fname}: {what} overflowed double precision ({val} at index {idx}) "
+                         f"although the inputs are finite ({sizes})")
 
 
 def broadcast_batch(model: Model, **arrays) -> tuple:
@@ -201,6 +235,8 @@ def body_kinematics(model: Model, q, qd=None, gravity: bool = True, validate: bo
     >>> kin.V[0].shape
     (6,)
     """
+    if not isinstance(gravity, (bool, np.bool_)):  # every recursion passes its flag through here
+        raise StateError(f"gravity must be True or False, got {gravity!r}")
     if validate:  # internal callers pass arrays checked at the public entry point
         q = check_state(model, q, "q")
         qd = None if qd is None else check_state(model, qd, "qd")

@@ -29,6 +29,8 @@ from typing import Sequence
 import numpy as np
 
 from . import _backend as bk
+from . import _checks as chk
+from ._checks import is_rotation  # noqa: F401  (public: opalg.model.is_rotation)
 from .errors import ModelError
 from .joints import Joint  # defined there; opalg.model.Joint stays importable
 from .spatial import motion_transform, spatial_inertia
@@ -51,25 +53,12 @@ class Inertia:
     I_com: object
 
 
-def _parent_index(k: int, p) -> int:
-    """An integer parent index (floats only if integral, as from a numpy float array)."""
-    if isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
-        return int(p)
-    if isinstance(p, (float, np.floating)) and float(p).is_integer():
-        return int(p)
-    raise ModelError(f"body {k}: parent index {p!r} is not an integer")
-
-
-def is_rotation(R: np.ndarray, tol: float = 1e-9) -> bool:
-    """True if the numeric 3x3 ``R`` is finite, orthonormal to ``tol`` and has det +1."""
-    return bool(np.all(np.isfinite(R)) and np.allclose(R.T @ R, np.eye(3), atol=tol)
-                and np.linalg.det(R) > 0)
-
-
 def _as_inertia(k: int, name: str, spec) -> Inertia:
     if isinstance(spec, Inertia):
         return spec
     try:
+        if isinstance(spec, (str, bytes)):
+            raise TypeError
         mass, com, I_com = spec
     except (TypeError, ValueError):
         raise ModelError(f"body {k} ({name}): inertia must be an Inertia or (mass, com, I_com), "
@@ -77,89 +66,9 @@ def _as_inertia(k: int, name: str, spec) -> Inertia:
     return Inertia(mass, com, I_com)
 
 
-def _is_massless(inertia: Inertia) -> bool:
-    m, J = _numeric(inertia.mass), _numeric(inertia.I_com)
-    return m is not None and J is not None and m == 0 and not np.any(J)
-
-
-def _check_inertia(k: int, name: str, inertia: Inertia, allow_massless: bool) -> None:
-    if bk.asarray(inertia.mass).shape != ():
-        raise ModelError(f"body {k} ({name}): mass must be a scalar, got {inertia.mass!r}")
-    m = _numeric(inertia.mass)
-    if m is None and not bk.is_symbolic(inertia.mass):
-        raise ModelError(f"body {k} ({name}): mass must be a number or a sympy expression, "
-                         f"got {inertia.mass!r}")
-    if allow_massless and _is_massless(inertia):
-        return
-    if m is not None and (not np.isfinite(m) or m <= 0):
-        hint = "" if allow_massless else " (massless bodies need allow_massless=True)"
-        raise ModelError(f"body {k} ({name}): mass must be > 0, got {float(m):g}{hint}")
-    c = bk.asarray(inertia.com)
-    if c.shape != (3,):
-        raise ModelError(f"body {k} ({name}): mass centre has shape {c.shape}, expected (3,)")
-    cn = _numeric(c)
-    if cn is not None and not np.all(np.isfinite(cn)):
-        raise ModelError(f"body {k} ({name}): mass centre has non-finite entries {cn}")
-    J = bk.asarray(inertia.I_com)
-    if J.shape != (3, 3):
-        raise ModelError(f"body {k} ({name}): inertia tensor has shape {J.shape}, expected (3, 3)")
-    Jn = _numeric(J)
-    if Jn is None:
-        return
-    if not np.all(np.isfinite(Jn)):
-        raise ModelError(f"body {k} ({name}): inertia tensor has non-finite entries")
-    scale = max(1.0, float(np.abs(Jn).max()))
-    if not np.allclose(Jn, Jn.T, atol=1e-12 * scale):
-        raise ModelError(f"body {k} ({name}): inertia tensor is not symmetric")
-    ev = np.linalg.eigvalsh(Jn)
-    # Degenerate (point-mass, rod) tensors are accepted only with allow_massless,
-    # as for URDF imports; a joint that then moves no inertia fails at its pivot D(k).
-    if allow_massless:
-        not_definite = ev[0] < -1e-12 * scale
-    else:
-        not_definite = ev[0] <= 0
-    if not_definite:
-        raise ModelError(
-            f"body {k} ({name}): inertia tensor is not positive definite (eigenvalues {ev})"
-        )
-    if ev[2] > ev[0] + ev[1] + 1e-12 * scale:
-        raise ModelError(
-            f"body {k} ({name}): principal moments {ev} violate the triangle inequality "
-            f"({ev[2]:.6g} > {ev[0]:.6g} + {ev[1]:.6g})"
-        )
-
-
 def _symmetric(A: np.ndarray) -> np.ndarray:
-    """(A + Aᵀ)/2 for numbers; sympy matrices are left as they are."""
-    return A if A.dtype == object else (A + A.T) / 2
-
-
-def _topological_order(parents: Sequence[int], names: Sequence[str]) -> tuple[int, ...]:
-    n = len(parents)
-    for k, p in enumerate(parents):
-        if p == k:
-            raise ModelError(f"body {k} ({names[k]}) is its own parent")
-        if not (-1 <= p < n):
-            raise ModelError(
-                f"body {k} ({names[k]}): parent index {p} out of range (-1 for the inertial frame, "
-                f"0..{n - 1} for bodies)"
-            )
-    depth = [None] * n
-    for k in range(n):
-        path, j = [], k
-        while j != -1 and depth[j] is None:
-            if j in path:
-                cyc = path[path.index(j):]
-                raise ModelError(
-                    "parent array has a cycle through bodies " + " -> ".join(map(str, cyc + [j]))
-                )
-            path.append(j)
-            j = parents[j]
-        d = -1 if j == -1 else depth[j]
-        for b in reversed(path):
-            d += 1
-            depth[b] = d
-    return tuple(sorted(range(n), key=lambda k: (depth[k], k)))
+    """(A + Aᵀ)/2 over the last two axes for numbers; sympy matrices are left as they are."""
+    return A if A.dtype == object else (A + np.swapaxes(A, -1, -2)) / 2
 
 
 class Model:
@@ -181,6 +90,14 @@ class Model:
         Accept bodies of zero mass and zero inertia (e.g. intermediate frames of a
         URDF or of an Euler-angle hinge), provided every joint still carries mass:
         a joint whose whole subtree is massless raises ``ModelError``.
+    link_frames : dict, optional
+        Named frames welded to bodies, ``{name: (body, R, p)}`` (body ``-1``: the
+        fixed base); :func:`opalg.from_urdf` records every URDF link here.
+    robot_name : str
+        Name of the mechanism (the URDF ``<robot name>``), default ``""``.
+
+    Entries of the arrays are numbers or sympy expressions; strings are refused
+    (never evaluated), as are duplicate body or joint names and an empty parent array.
 
     Attributes
     ----------
@@ -192,6 +109,12 @@ class Model:
         Where the coordinates of body ``k`` sit in q.
     order : tuple of int
         Bodies in topological (base-to-tip, "outward") order.
+    children : tuple of tuple of int
+        ``children[k]``: the bodies whose parent is ``k``, ascending.
+    link_frames : dict
+        ``{name: (body, R, p)}``, as given (empty unless the model came from a URDF).
+    robot_name : str
+        As given.
 
     Examples
     --------
@@ -204,27 +127,55 @@ class Model:
     """
 
     def __init__(self, parents, joints, placements, inertias, gravity=(0.0, 0.0, -9.81), names=None,
-                 allow_massless: bool = False):
-        parents = [_parent_index(k, p) for k, p in enumerate(parents)]
+                 allow_massless: bool = False, link_frames: dict | None = None, robot_name: str = ""):
+        parents = [chk.parent_index(k, p) for k, p in enumerate(parents)]
         n = len(parents)
+        if n == 0:
+            raise ModelError("the parent array is empty: a model needs at least one body")
         self.names = tuple(names) if names is not None else tuple(f"body{k}" for k in range(n))
         for what, seq in (("joints", joints), ("placements", placements), ("inertias", inertias),
                           ("names", self.names)):
             if len(seq) != n:
                 raise ModelError(f"{what} has {len(seq)} entries but the parent array has {n} bodies")
+        for k, nm in enumerate(self.names):
+            if not isinstance(nm, str):
+                raise ModelError(f"body {k}: name must be a string, got {nm!r}")
+        chk.check_unique(self.names, "body name")
         self.parents = tuple(parents)
-        self.order = _topological_order(parents, self.names)
-        self.children = tuple(tuple(c for c in range(n) if parents[c] == k) for k in range(n))
+        self.order = chk.topological_order(parents, self.names)
+        self.children = tuple(map(tuple, chk.children(parents)))
         self.joints = tuple(joints)
         for k, j in enumerate(self.joints):
             if not isinstance(j, Joint):
                 raise ModelError(f"body {k} ({self.names[k]}): joint must be a Joint, got {type(j).__name__}")
+            if j.name is not None and not isinstance(j.name, str):
+                raise ModelError(f"body {k} ({self.names[k]}): joint name must be a string, got {j.name!r}")
+            if j.axes.dtype.kind not in "fc":
+                chk.model_array(j.axes, f"body {k} ({self.names[k]}): joint axis")
+        chk.check_unique(self.joint_names, "joint name",
+                         lambda k: ", the default name of its unnamed joint" if self.joints[k].name is None else "")
+        self.link_frames = chk.check_link_frames(link_frames, n)
+        if not isinstance(robot_name, str):
+            raise ModelError(f"robot_name must be a string, got {robot_name!r}")
+        self.robot_name = robot_name
         self.inertias = tuple(_as_inertia(k, self.names[k], i) for k, i in enumerate(inertias))
-        for k, i in enumerate(self.inertias):
-            _check_inertia(k, self.names[k], i, allow_massless)
         self.allow_massless = allow_massless
+        # Numeric data is validated in a few batched calls; the per-body checks run for
+        # symbolic data, or to name the first bad body when the batched check fails.
+        try:
+            R_all = chk.stack([pl[0] for pl in placements], (3, 3))
+            r_all = chk.stack([pl[1] for pl in placements], (3,))
+        except (TypeError, IndexError, KeyError):
+            R_all = r_all = None
+        m_all = chk.stack([i.mass for i in self.inertias], ())
+        c_all = None if m_all is None else chk.stack([i.com for i in self.inertias], (3,))
+        J_all = None if c_all is None else chk.stack([i.I_com for i in self.inertias], (3, 3))
+        if J_all is None or not chk.inertias_ok(m_all, c_all, J_all, allow_massless):
+            m_all = None
+            for k, i in enumerate(self.inertias):
+                chk.check_inertia(k, self.names[k], i, allow_massless)
         if allow_massless:
-            carries = [not _is_massless(i) for i in self.inertias]
+            carries = [not chk.is_massless(i) for i in self.inertias]
             for k in reversed(self.order):
                 if self.parents[k] != -1:
                     carries[self.parents[k]] |= carries[k]
@@ -234,37 +185,30 @@ class Model:
                         f"body {k} ({self.names[k]}): joint {self.joints[k].name or k!r} moves no mass "
                         "(its whole subtree is massless), so the mass matrix would be singular"
                     )
-        self.placements = []
-        for k, pl in enumerate(placements):
-            R, r = bk.asarray(pl[0]), bk.asarray(pl[1])
-            if R.shape != (3, 3) or r.shape != (3,):
-                raise ModelError(f"body {k} ({self.names[k]}): placement must be (3x3 rotation, 3-vector)")
-            Rn = _numeric(R)
-            if Rn is not None and not is_rotation(Rn):
-                raise ModelError(f"body {k} ({self.names[k]}): placement rotation is not a proper rotation")
-            rn = _numeric(r)
-            if rn is not None and not np.all(np.isfinite(rn)):
-                raise ModelError(f"body {k} ({self.names[k]}): placement origin has non-finite entries {rn}")
-            self.placements.append((R, r))
-        self.placements = tuple(self.placements)
-        g = bk.asarray(gravity)
-        if g.shape != (3,):
-            raise ModelError(f"gravity has shape {g.shape}, expected (3,)")
-        gn = _numeric(g)
-        if gn is not None and not np.all(np.isfinite(gn)):
-            raise ModelError(f"gravity has non-finite entries {gn}")
-        self.gravity = g
+        if R_all is not None and r_all is not None and chk.placements_ok(R_all, r_all):
+            self.placements = tuple((bk.asarray(pl[0]), bk.asarray(pl[1])) for pl in placements)
+        else:
+            R_all = None
+            self.placements = tuple(chk.check_placement(k, self.names[k], pl) for k, pl in enumerate(placements))
+        self.gravity = chk.check_gravity(gravity)
         sizes = [j.ndof for j in self.joints]
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         self.dof_slice = tuple(slice(int(offs[k]), int(offs[k + 1])) for k in range(n))
         self.ndof = int(offs[-1])
         self.n = n
         # Constant per-body data, computed once: Featherstone tree transform X_T
-        # (parent -> joint frame) and the spatial inertia about the body origin.
-        self.X_tree = tuple(motion_transform(bk.mT(R), r) for R, r in self.placements)
+        # (parent -> joint frame) and the spatial inertia about the body origin
+        # (batched for numeric data: the same arithmetic, one call for all bodies).
+        if R_all is not None:
+            self.X_tree = tuple(motion_transform(bk.mT(R_all), r_all))
+        else:
+            self.X_tree = tuple(motion_transform(bk.mT(R), r) for R, r in self.placements)
         # Symmetrized: the validated I_com is symmetric only to a tolerance, and the Riccati
         # downdates preserve P's symmetry exactly only if M(k) is exactly symmetric.
-        self.I_spatial = tuple(_symmetric(spatial_inertia(i.mass, i.com, i.I_com)) for i in self.inertias)
+        if m_all is not None:
+            self.I_spatial = tuple(_symmetric(spatial_inertia(m_all, c_all, J_all)))
+        else:
+            self.I_spatial = tuple(_symmetric(spatial_inertia(i.mass, i.com, i.I_com)) for i in self.inertias)
         self._up_cache: dict = {}  # body k -> joints.TreeTransform, filled by kinematics.up_transform
         self._crba_layout = None   # (start, stop, perm) column layout, filled by dynamics.crba
         self.symbolic = bk.is_symbolic(*self.X_tree, *self.I_spatial, self.gravity,
@@ -297,16 +241,17 @@ class Model:
         """The same mechanism with body ``i`` of the new model = body ``perm[i]`` of this one.
 
         Joint coordinates move with their bodies; use :meth:`dof_permutation`
-        to map q vectors.
+        to map q vectors.  ``link_frames`` follow their bodies; ``robot_name`` is kept.
         """
         perm = list(perm)
         if sorted(perm) != list(range(self.n)):
             raise ModelError(f"relabeling {perm} is not a permutation of 0..{self.n - 1}")
         inv = {old: new for new, old in enumerate(perm)}
         parents = [-1 if self.parents[o] == -1 else inv[self.parents[o]] for o in perm]
+        frames = {nm: (-1 if b == -1 else inv[b], R, p) for nm, (b, R, p) in self.link_frames.items()}
         return Model(parents, [self.joints[o] for o in perm], [self.placements[o] for o in perm],
                      [self.inertias[o] for o in perm], self.gravity, [self.names[o] for o in perm],
-                     self.allow_massless)
+                     self.allow_massless, frames, self.robot_name)
 
     def dof_permutation(self, perm: Sequence[int]) -> np.ndarray:
         """Index array ``idx`` with ``q_new = q_old[idx]`` for :meth:`relabeled` (perm)."""

@@ -29,8 +29,10 @@ references disabled).
 
 from __future__ import annotations
 
+import math
 import os
 import pathlib
+import re
 
 import numpy as np
 from defusedxml import ElementTree as ET
@@ -38,7 +40,8 @@ from defusedxml.common import DefusedXmlException
 
 from .errors import ModelError, URDFError
 from .model import Inertia, Joint, Model
-from .spatial import rpy_to_matrix, skew, spatial_inertia
+from .spatial import skew, spatial_inertia
+from .urdf_write import matrix_to_rpy, to_urdf  # noqa: F401  (the writer, importable from here)
 
 _MOVABLE = {"revolute": "R", "continuous": "R", "prismatic": "P"}
 _UNSUPPORTED = {"floating", "planar"}
@@ -48,12 +51,24 @@ def _floats(text: str | None, n: int, where: str, default) -> np.ndarray:
     if text is None:
         return np.array(default, dtype=float)
     try:
-        vals = np.array([float(t) for t in text.split()], dtype=float)
+        vals = [float(t) for t in text.split()]
     except ValueError:
         raise URDFError(f"{where}: cannot read numbers from {text!r}") from None
-    if vals.shape != (n,) or not np.all(np.isfinite(vals)):
+    if len(vals) != n or not all(map(math.isfinite, vals)):
         raise URDFError(f"{where}: expected {n} finite numbers, got {text!r}")
-    return vals
+    return np.array(vals)
+
+
+def _rpy_matrix(rpy) -> np.ndarray:
+    """URDF ``R = Rz(yaw) Ry(pitch) Rx(roll)`` in closed form (equal to
+    :func:`opalg.spatial.rpy_to_matrix` to rounding, ~50x faster for one frame)."""
+    r, p, y = (float(v) for v in rpy)
+    if not (r or p or y):
+        return np.eye(3)
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
 
 
 def _origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
@@ -62,7 +77,7 @@ def _origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
         return np.eye(3), np.zeros(3)
     xyz = _floats(o.get("xyz"), 3, f"{where} <origin xyz>", [0, 0, 0])
     rpy = _floats(o.get("rpy"), 3, f"{where} <origin rpy>", [0, 0, 0])
-    return rpy_to_matrix(rpy), xyz
+    return _rpy_matrix(rpy), xyz
 
 
 def _compose(a, b):
@@ -72,24 +87,33 @@ def _compose(a, b):
 
 def inertia_from_spatial(Ms: np.ndarray) -> Inertia:
     """Recover (mass, com, I_com) from a 6x6 spatial inertia about the origin."""
-    m = float(Ms[5, 5])
-    if m <= 0:
-        return Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
-    cx = Ms[:3, 3:] / m
-    c = np.array([cx[2, 1], cx[0, 2], cx[1, 0]])
-    I_com = Ms[:3, :3] + m * skew(c) @ skew(c)
-    return Inertia(m, c, 0.5 * (I_com + I_com.T))
+    return _inertias_from_spatial(np.asarray(Ms, dtype=float)[None])[0]
 
 
-def _link_inertia(link, where: str) -> np.ndarray:
-    """Spatial inertia of a link about its own frame origin (zeros if no <inertial>)."""
+def _inertias_from_spatial(Ms: np.ndarray) -> list[Inertia]:
+    """:func:`inertia_from_spatial` of a stack (n, 6, 6), batched (zero inertia where m <= 0)."""
+    m = Ms[:, 5, 5].copy()
+    pos = m > 0
+    cx = Ms[:, :3, 3:] / np.where(pos, m, 1.0)[:, None, None]
+    c = np.stack([cx[:, 2, 1], cx[:, 0, 2], cx[:, 1, 0]], -1)
+    S = skew(c)
+    I_com = Ms[:, :3, :3] + m[:, None, None] * S @ S
+    I_com = 0.5 * (I_com + np.swapaxes(I_com, -1, -2))
+    m[~pos], c[~pos], I_com[~pos] = 0.0, 0.0, 0.0
+    return [Inertia(float(m[k]), c[k], I_com[k]) for k in range(len(m))]
+
+
+def _link_inertia(link, where: str) -> tuple[float, np.ndarray, np.ndarray]:
+    """(mass, mass centre, inertia tensor about it) of a link in its own frame (zeros if no <inertial>)."""
     inertial = link.find("inertial")
     if inertial is None:
-        return np.zeros((6, 6))
+        return 0.0, np.zeros(3), np.zeros((3, 3))
     R, c = _origin(inertial, f"{where} <inertial>")
     mass_el = inertial.find("mass")
     if mass_el is None:
         raise URDFError(f"{where} <inertial>: missing <mass>")
+    if mass_el.get("value") is None:
+        raise URDFError(f"{where} <inertial> <mass>: missing value attribute")
     mass = _floats(mass_el.get("value"), 1, f"{where} <mass value>", None)[0]
     if mass < 0:
         raise URDFError(f"{where}: negative mass {mass:g}")
@@ -102,24 +126,69 @@ def _link_inertia(link, where: str) -> np.ndarray:
     J = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]],
                   [vals["ixy"], vals["iyy"], vals["iyz"]],
                   [vals["ixz"], vals["iyz"], vals["izz"]]])
-    return spatial_inertia(mass, c, R @ J @ R.T)
+    return mass, c, R @ J @ R.T
+
+
+def _body_inertias(links: dict, link_frames: dict, n_bodies: int) -> np.ndarray:
+    """(n_bodies, 6, 6): every link's spatial inertia added to the body it is welded to,
+    about that body's origin, in a few batched calls (links of the fixed base never move)."""
+    welded = [(ln, fr) for ln, fr in link_frames.items() if fr[0] >= 0]
+    acc = np.zeros((n_bodies, 6, 6))
+    if not welded:
+        return acc
+    parts = [_link_inertia(links[ln], f"link {ln!r}") for ln, _ in welded]
+    Ml = spatial_inertia(np.array([p[0] for p in parts]), np.array([p[1] for p in parts]),
+                         np.array([p[2] for p in parts]))
+    R, p = np.array([fr[1] for _, fr in welded]), np.array([fr[2] for _, fr in welded])
+    # Force transform link -> body: n_b = R n_l + p x (R F_l), F_b = R F_l.
+    X = np.zeros((len(welded), 6, 6))
+    X[:, :3, :3], X[:, 3:, 3:], X[:, :3, 3:] = R, R, skew(p) @ R
+    np.add.at(acc, np.array([fr[0] for _, fr in welded]), X @ Ml @ np.swapaxes(X, -1, -2))
+    return acc
+
+
+_DECLARED = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+_BLANK = "\ufeff \t\r\n"  # a byte-order mark and XML white space before the first '<'
+
+
+def _decode(data: bytes, where: str) -> str:
+    """Text of a URDF file: BOM, else the encoding its XML declaration names, else UTF-8."""
+    for bom, enc in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if data.startswith(bom):
+            break
+    else:
+        m = _DECLARED.match(data[:400])
+        enc = m.group(1).decode("ascii") if m else "utf-8"
+    try:
+        return data.decode(enc)
+    except LookupError:
+        raise URDFError(f"{where}: the XML declaration names an unknown encoding {enc!r}") from None
+    except UnicodeDecodeError as e:
+        how = "the encoding its XML declaration names" if enc != "utf-8" else \
+            "UTF-8, and no XML declaration (<?xml version='1.0' encoding='...'?>) names another encoding"
+        raise URDFError(f"{where}: byte {data[e.start]:#04x} at offset {e.start} is not valid {enc} "
+                        f"({how})") from None
 
 
 def _parse(source) -> "ET.Element":
-    text = None
-    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
+    if isinstance(source, bytes):
+        text = _decode(source, "URDF bytes")
+    elif isinstance(source, (str, os.PathLike)) and not str(source).lstrip(_BLANK).startswith("<"):
         path = pathlib.Path(source)
         if not path.is_file():
             raise URDFError(f"URDF file not found: {path}")
-        text = path.read_text(encoding="utf-8")
+        text = _decode(path.read_bytes(), f"URDF file {str(path)!r}")
     else:
         text = str(source)
     try:
-        root = ET.fromstring(text, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+        root = ET.fromstring(text.lstrip(_BLANK), forbid_dtd=False, forbid_entities=True,
+                             forbid_external=True)
     except DefusedXmlException as e:
         raise URDFError(f"URDF rejected: {e}") from None
     except ET.ParseError as e:
         raise URDFError(f"malformed URDF XML: {e}") from None
+    except ValueError as e:  # e.g. an encoding expat does not support
+        raise URDFError(f"URDF cannot be read: {e}") from None
     if root.tag != "robot":
         raise URDFError(f"URDF root element is <{root.tag}>, expected <robot>")
     return root
@@ -130,8 +199,10 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
 
     Parameters
     ----------
-    source : str or path-like
-        A file path, or the XML text itself (a string starting with ``<``).
+    source : str, bytes or path-like
+        A file path, or the XML text itself (a string starting with ``<`` after
+        white space or a byte-order mark, or bytes).  A file is decoded by its byte-order
+        mark, else by the encoding its XML declaration names, else as UTF-8.
     gravity : array_like, shape (3,)
     locked : sequence of str
         Movable joints to weld at q = 0 (like Pinocchio's ``buildReducedModel``),
@@ -214,7 +285,7 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
         kids[el.find("parent").get("link")].append(name)
 
     # Depth-first from the root in document order: parents before children.
-    bodies = []  # (name, joint, parent_body, placement (R, r), spatial inertia)
+    bodies = []  # (name, joint, parent_body, placement (R, r))
     link_frames = {roots[0]: (-1, np.eye(3), np.zeros(3))}
     # A stack of joints, so each subtree is numbered completely before its next sibling
     # (pre-order, siblings in document order — the order Pinocchio's parser uses too).
@@ -233,128 +304,43 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
             ax_el = el.find("axis")
             axis = _floats(None if ax_el is None else ax_el.get("xyz"), 3,
                            f"joint {jname!r} <axis xyz>", [1, 0, 0])
-            nrm = np.linalg.norm(axis)
-            if nrm < 1e-12:
-                raise URDFError(f"joint {jname!r}: axis has zero length")
-            bodies.append([child, Joint(_MOVABLE[kind], axis / nrm, name=jname), body,
-                           (Rc, pc), np.zeros((6, 6))])
+            big = np.abs(axis).max()  # scale first: the norm of (1e200, 0, 0) overflows
+            if big * np.linalg.norm(axis / (big or 1.0)) < 1e-12:
+                raise URDFError(f"joint {jname!r}: axis has zero length (norm < 1e-12)")
+            unit = axis / big
+            bodies.append((child, Joint(_MOVABLE[kind], unit / np.linalg.norm(unit), name=jname), body,
+                           (Rc, pc)))
             link_frames[child] = (len(bodies) - 1, np.eye(3), np.zeros(3))
         seen.add(child)
         stack.extend(reversed(kids[child]))
     unreached = set(links) - seen
     if unreached:
         # Each unreached link has exactly one parent joint, so walking up must loop.
-        ln, path = sorted(unreached)[0], []
-        while ln not in path:
+        ln, pos, path = min(unreached), {}, []
+        while ln not in pos:
+            pos[ln] = len(path)
             path.append(ln)
             ln = joints[child_of[ln]].find("parent").get("link")
-        cyc = path[path.index(ln):] + [ln]
+        cyc = path[pos[ln]:] + [ln]
         raise URDFError("the joints form a cycle through links " + " -> ".join(map(repr, cyc)))
-    # Add every link's inertia to the body it is welded to, about that body's origin.
-    for ln, (body, R, p) in link_frames.items():
-        if body < 0:
-            continue  # welded to the fixed base: its inertia never moves
-        Ml = _link_inertia(links[ln], f"link {ln!r}")
-        # Force transform link -> body: n_b = R n_l + p x (R F_l), F_b = R F_l.
-        X = np.block([[R, skew(p) @ R], [np.zeros((3, 3)), R]])
-        bodies[body][4] = bodies[body][4] + X @ Ml @ X.T
     if not bodies:
         raise URDFError("URDF has no movable joints")
+    inertias = _inertias_from_spatial(_body_inertias(links, link_frames, len(bodies)))
+    robot_name = root.get("name", "")
+    del root, links, joints, kids, child_of  # the element tree is not needed any more: free it
     try:
-        model = Model(
+        return Model(
             parents=[b[2] for b in bodies],
             joints=[b[1] for b in bodies],
             placements=[b[3] for b in bodies],
-            inertias=[inertia_from_spatial(b[4]) for b in bodies],
+            inertias=inertias,
             gravity=gravity,
             names=[b[0] for b in bodies],
             allow_massless=True,
+            link_frames=link_frames,
+            robot_name=robot_name,
         )
     except URDFError:
         raise
     except ModelError as e:  # e.g. a massless leaf link on a movable joint
         raise URDFError(f"URDF describes an invalid model: {e}") from None
-    model.link_frames = link_frames
-    model.robot_name = root.get("name", "")
-    return model
-
-
-def matrix_to_rpy(R) -> np.ndarray:
-    """URDF roll-pitch-yaw of a rotation, the inverse of :func:`opalg.spatial.rpy_to_matrix`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.spatial import rpy_to_matrix
-    >>> from opalg.urdf import matrix_to_rpy
-    >>> bool(np.allclose(matrix_to_rpy(rpy_to_matrix([0.1, -0.2, 0.3])), [0.1, -0.2, 0.3]))
-    True
-    """
-    R = np.asarray(R, dtype=float)
-    pitch = np.arcsin(np.clip(-R[2, 0], -1.0, 1.0))
-    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
-
-
-def _num(x) -> str:
-    return " ".join(repr(float(v)) for v in np.atleast_1d(x))
-
-
-def to_urdf(model: Model, name: str = "opalg_model", continuous: bool = False) -> str:
-    """Write a numeric model as URDF text (for Pinocchio and other tools).
-
-    Body k becomes link ``body{k}`` (or its name) hanging from joint
-    ``joint{k}`` (or the joint's name); the inertial frame is the link ``base``.
-    A multi-axis joint becomes a chain of 1-dof joints through massless links
-    ``<name>_axis<i>``, so it re-imports as several bodies.  Revolute joints are
-    written as ``revolute`` with wide limits, or ``continuous`` if asked.  URDF has no
-    helical joint, so a model with a helical axis raises ``ModelError``.
-
-    Examples
-    --------
-    >>> import numpy as np, opalg
-    >>> m = opalg.random_model(4, "tree", seed=0, joints="single")
-    >>> m2 = opalg.from_urdf(opalg.urdf.to_urdf(m))
-    >>> q = np.linspace(-1, 1, m.ndof)
-    >>> i = m.joint_dofs(m2.joint_names)          # q order of m2 (depth-first) in m
-    >>> bool(np.allclose(opalg.crba(m2, q[i]), opalg.crba(m, q)[np.ix_(i, i)]))
-    True
-    """
-    if model.symbolic:
-        raise ModelError("to_urdf needs a numeric model (this one has sympy entries)")
-    for k, joint in enumerate(model.joints):
-        if "H" in joint.kinds:
-            raise ModelError(f"to_urdf: body {k} ({model.names[k]}): joint {model.joint_names[k]!r} has "
-                             "a helical axis, and URDF has no helical joint type")
-    lines = [f'<robot name="{name}">', '  <link name="base"/>']
-    link = {-1: "base"}
-    for k in model.order:
-        jn = model.joints[k].name or f"joint{k}"
-        ln = model.names[k]
-        parent = link[model.parents[k]]
-        R, r = model.placements[k]
-        for i, (kind, axis) in enumerate(zip(model.joints[k].kinds, model.joints[k].axes)):
-            last = i == model.joints[k].ndof - 1
-            child = ln if last else f"{ln}_axis{i}"
-            jname = jn if model.joints[k].ndof == 1 else f"{jn}_{i}"
-            if last:
-                inr = model.inertias[k]
-                J = np.asarray(inr.I_com, dtype=float)
-                lines.append(
-                    f'  <link name="{child}"><inertial><origin xyz="{_num(inr.com)}" rpy="0 0 0"/>'
-                    f'<mass value="{_num(inr.mass)}"/><inertia ixx="{_num(J[0, 0])}" ixy="{_num(J[0, 1])}" '
-                    f'ixz="{_num(J[0, 2])}" iyy="{_num(J[1, 1])}" iyz="{_num(J[1, 2])}" izz="{_num(J[2, 2])}"/>'
-                    "</inertial></link>")
-            else:
-                lines.append(f'  <link name="{child}"/>')
-            urdf_kind = {"R": "continuous" if continuous else "revolute", "P": "prismatic"}[kind]
-            origin = (f'<origin xyz="{_num(r)}" rpy="{_num(matrix_to_rpy(R))}"/>' if i == 0
-                      else '<origin xyz="0 0 0" rpy="0 0 0"/>')
-            limit = "" if urdf_kind == "continuous" else \
-                '<limit lower="-1e6" upper="1e6" effort="1e6" velocity="1e6"/>'
-            lines.append(
-                f'  <joint name="{jname}" type="{urdf_kind}"><parent link="{parent}"/>'
-                f'<child link="{child}"/>{origin}<axis xyz="{_num(axis)}"/>{limit}</joint>')
-            parent = child
-        link[k] = ln
-    lines.append("</robot>")
-    return "\n".join(lines)

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numbers
+
 import numpy as np
 import sympy as sp
+
+from ..errors import ModelError, StateError
 
 #: The time symbol of prescribed root motion (:class:`RootMotion`) and of time-dependent forces.
 t = sp.Symbol("t", real=True)
@@ -31,6 +35,7 @@ def Tz(a) -> sp.Matrix:
     [-1],
     [ 0]])
     """
+    a = scalar(a, "Tz angle", StateError)
     c, s = sp.cos(a), sp.sin(a)
     return sp.Matrix([[c, s, 0], [-s, c, 0], [0, 0, 1]])
 
@@ -48,6 +53,7 @@ def Tx(a) -> sp.Matrix:
     [ 0],
     [-1]])
     """
+    a = scalar(a, "Tx angle", StateError)
     c, s = sp.cos(a), sp.sin(a)
     return sp.Matrix([[1, 0, 0], [0, c, s], [0, -s, c]])
 
@@ -57,23 +63,104 @@ def skew(v) -> sp.Matrix:
     return sp.Matrix([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
 
 
-def as_matrix(x, shape, what: str) -> sp.Matrix:
-    """``x`` as a sympy column (shape ``(3,)``) or matrix, or a ValueError naming ``what``."""
+_ROT = {0: [], 1: [("z", 1)], 2: [("x", 3), ("z", 1)], 3: [("z", 2), ("x", 3), ("z", 1)]}
+_UNIT = {"z": sp.Matrix([0, 0, 1]), "x": sp.Matrix([1, 0, 0])}
+#: The prescribed root as a pseudo-hinge to the inertial frame: slides along the inertial
+#: x, y, z (indices 0..2), then z(H02), x(H03), z(H01) (indices 4, 5, 3), so G0 = Tz(H01) Tx(H03) Tz(H02).
+ROOT_CHAIN = [("P", sp.eye(3)[:, s], s) for s in range(3)] + [("z", None, 4), ("x", None, 5), ("z", None, 3)]
+
+
+def hinge_terms(chain, value):
+    """Relative kinematics of one hinge, applied in ``chain`` order (inner -> body).
+
+    ``chain`` = [(kind "P"|"z"|"x", axis, i)], ``value(i)`` = the coordinate.  Returns G
+    (body from inner), the displacement ``Σ k_s Z_s`` (inner frame), and the columns
+    ``{i: vector}`` of the translational partials (inner frame) and of ``Ω`` (body frame):
+    ``Ω = Σ q̇_i (T_last ⋯ T_i+1) e_i``."""
+    G, disp, K, E = sp.eye(3), sp.zeros(3, 1), {}, {}
+    for kind, axis, i in chain:
+        if kind == "P":
+            disp, K[i] = disp + axis * value(i), axis
+            continue
+        Tm = (Tz if kind == "z" else Tx)(value(i))
+        E = {k: Tm * v for k, v in E.items()}
+        E[i], G = _UNIT[kind], Tm * G
+    return G, disp, K, E
+
+
+def scalar(x, what: str, error: type[Exception] = ModelError) -> sp.Expr:
+    """``x`` as a sympy expression: numbers and sympy expressions only.
+
+    A string is refused *unevaluated* (``sympify`` would run the code in it), and so is
+    anything else that is not a number (``sympify(x, strict=True)`` refuses it too)."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
+    if isinstance(x, sp.Expr):
+        return x
+    if isinstance(x, (str, bytes)) or not isinstance(x, (numbers.Number, np.bool_, sp.Basic)):
+        raise error(f"{what}: expected a number or a sympy expression, got a {type(x).__name__} "
+                    f"{x!r:.60} (strings are never evaluated)")
     try:
-        m = sp.Matrix(sp.sympify(x))
-    except (TypeError, ValueError, sp.SympifyError):
-        raise ValueError(f"{what}: cannot read {x!r} as a {shape} array") from None
+        e = sp.sympify(x, strict=True)
+    except sp.SympifyError:
+        e = None
+    if not isinstance(e, sp.Expr):
+        raise error(f"{what}: expected a number or a sympy expression, got {x!r:.60}")
+    return e
+
+
+def _rows(x):
+    """Nested lists of the entries of an array-like (sympy matrix, numpy array, sequences)."""
+    if isinstance(x, sp.MatrixBase):
+        return x.tolist()
+    if isinstance(x, np.ndarray):
+        return x.tolist() if x.ndim else x[()]
+    if isinstance(x, (list, tuple)):
+        return [_rows(v) for v in x]
+    return x
+
+
+def as_matrix(x, shape, what: str, error: type[Exception] = ModelError) -> sp.Matrix:
+    """``x`` as a sympy column (shape ``(3,)``) or matrix (any shape if ``shape`` is None),
+    or ``error`` naming ``what``.
+
+    Every entry goes through :func:`scalar`, so no string reaches ``sympify``."""
+    rows = _rows(x)
+    if not isinstance(rows, list):
+        raise error(f"{what}: cannot read {x!r:.60} as a {shape} array")
+    try:
+        entries = [[scalar(e, f"{what} entry ({i}, {j})", error) for j, e in enumerate(r)]
+                   if isinstance(r, list) else [scalar(r, f"{what} entry {i}", error)]
+                   for i, r in enumerate(rows)]
+        m = sp.Matrix(entries)
+    except (TypeError, ValueError, sp.SympifyError) as exc:
+        if isinstance(exc, error):
+            raise
+        raise error(f"{what}: cannot read {x!r:.60} as a {shape} array") from None
     if shape == (3,):
         if m.shape not in ((3, 1), (1, 3)):
-            raise ValueError(f"{what}: expected 3 entries, got shape {m.shape}")
+            raise error(f"{what}: expected 3 entries, got shape {m.shape}")
         return m.reshape(3, 1)
-    if m.shape != shape:
-        raise ValueError(f"{what}: expected shape {shape}, got {m.shape}")
+    if shape is not None and m.shape != shape:
+        raise error(f"{what}: expected shape {shape}, got {m.shape}")
     return m
 
 
 def is_number(e) -> bool:
-    return bool(getattr(sp.sympify(e), "is_number", False))
+    """True for a sympy expression that is a number (never sympifies a string)."""
+    return bool(getattr(e, "is_number", False)) if isinstance(e, sp.Basic) else isinstance(e, numbers.Number)
+
+
+def check_subs(subs) -> dict | None:
+    """Substitutions ``{symbol: value}`` with sympy keys and numeric or sympy values (no strings)."""
+    if not subs:
+        return subs
+    if not isinstance(subs, dict):
+        raise StateError(f"subs must be a dict {{symbol: value}}, got {type(subs).__name__}")
+    for k in subs:
+        if not isinstance(k, sp.Basic):
+            raise StateError(f"subs key {k!r:.60} is not a sympy symbol (strings are never evaluated)")
+    return {k: scalar(v, f"subs[{k}]", StateError) for k, v in subs.items()}
 
 
 @dataclass
@@ -132,16 +219,16 @@ def check_root(base):
     if isinstance(base, str):
         if base == "fixed":
             return None
-        raise ValueError(f"base must be 'fixed' or a RootMotion(position=..., angles=...) of t, got {base!r}")
+        raise ModelError(f"base must be 'fixed' or a RootMotion(position=..., angles=...) of t, got {base!r}")
     if not isinstance(base, RootMotion):
-        raise ValueError(f"base must be 'fixed' or a RootMotion, got {type(base).__name__}")
+        raise ModelError(f"base must be 'fixed' or a RootMotion, got {type(base).__name__}")
     pos = as_matrix(base.position, (3,), "root position")
     ang = as_matrix(base.angles, (3,), "root angles")
     for what, m in (("position", pos), ("angles", ang)):
         for e in m:
             if e.atoms(sp.Derivative) or any(isinstance(f, sp.core.function.AppliedUndef)
                                              for f in e.atoms(sp.Function)):
-                raise ValueError(f"root {what}: {e} is not an explicit function of t "
+                raise ModelError(f"root {what}: {e} is not an explicit function of t "
                                  "(write the motion out, e.g. 0.1*sin(t))")
     return RootMotion(pos, ang)
 
@@ -150,28 +237,30 @@ def check_topology(T) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Validate the topology vector (T(j) = inner body of B_j, 0 = root); return it and a
     base-to-tip order of the bodies (by depth, then label)."""
     try:
+        if any(isinstance(t_, (str, bytes)) for t_ in T):
+            raise TypeError
         T = [int(t_) if float(t_) == int(t_) else None for t_ in T]
     except (TypeError, ValueError):
-        raise ValueError(f"topology vector T must hold integers, got {T!r}") from None
+        raise ModelError(f"topology vector T must hold integers, got {T!r}") from None
     n = len(T)
     if n == 0:
-        raise ValueError("topology vector T is empty (need at least one body)")
+        raise ModelError("topology vector T is empty (need at least one body)")
     for j, p in enumerate(T, 1):
         if p is None:
-            raise ValueError(f"T({j}) is not an integer")
+            raise ModelError(f"T({j}) is not an integer")
         if not 0 <= p <= n:
-            raise ValueError(f"T({j}) = {p} is out of range: inner bodies are 0 (root B0) .. {n}")
+            raise ModelError(f"T({j}) = {p} is out of range: inner bodies are 0 (root B0) .. {n}")
         if p == j:
-            raise ValueError(f"T({j}) = {j}: body {j} cannot be its own inner body (cycle)")
+            raise ModelError(f"T({j}) = {j}: body {j} cannot be its own inner body (cycle)")
     if 0 not in T:
-        raise ValueError("no body hangs from the root B0 (no T(j) = 0): not a rooted tree")
+        raise ModelError("no body hangs from the root B0 (no T(j) = 0): not a rooted tree")
     depth = {0: 0}
     for j in range(1, n + 1):
         path, k = [], j
         while k not in depth:
             if k in path:
                 cyc = path[path.index(k):] + [k]
-                raise ValueError("topology vector T has a cycle: " + " -> ".join(f"B{c}" for c in cyc)
+                raise ModelError("topology vector T has a cycle: " + " -> ".join(f"B{c}" for c in cyc)
                                  + " (bodies not connected to the root B0)")
             path.append(k)
             k = T[k - 1]
@@ -184,23 +273,23 @@ def check_hinge(j: int, h) -> Hinge:
     """Hinge of body j with NR, NT in 0..3, unit independent axes and a 3-vector offset."""
     h = Hinge(**h) if isinstance(h, dict) else h
     if not isinstance(h, Hinge):
-        raise ValueError(f"hinge {j}: expected a Hinge or a dict, got {type(h).__name__}")
+        raise ModelError(f"hinge {j}: expected a Hinge or a dict, got {type(h).__name__}")
     for nm in ("nr", "nt"):
         v = getattr(h, nm)
         if not isinstance(v, (int, np.integer)) or not 0 <= v <= 3:
-            raise ValueError(f"hinge {j}: {nm.upper()} = {v!r}, must be an integer in 0..3")
-    axes = sp.eye(3)[:h.nt, :] if h.axes is None else sp.Matrix(sp.sympify(h.axes))
+            raise ModelError(f"hinge {j}: {nm.upper()} = {v!r}, must be an integer in 0..3")
+    axes = sp.eye(3)[:h.nt, :] if h.axes is None else as_matrix(h.axes, None, f"hinge {j} translation axes")
     if h.nt == 1 and axes.shape == (3, 1):
         axes = axes.T
     if h.nt and axes.shape != (h.nt, 3):
-        raise ValueError(f"hinge {j}: translation axes have shape {axes.shape}, expected ({h.nt}, 3)")
+        raise ModelError(f"hinge {j}: translation axes have shape {axes.shape}, expected ({h.nt}, 3)")
     for s in range(h.nt):
         nrm = sp.sqrt(sum(a ** 2 for a in axes[s, :]))
         if is_number(nrm) and abs(float(nrm) - 1) > 1e-9:
-            raise ValueError(f"hinge {j}: translation axis k_{j}{s + 1} is not a unit vector")
+            raise ModelError(f"hinge {j}: translation axis k_{j}{s + 1} is not a unit vector")
     if h.nt > 1 and all(is_number(a) for a in axes):
         if np.linalg.matrix_rank(np.array(axes.tolist(), float), 1e-9) < h.nt:
-            raise ValueError(f"hinge {j}: translation axes are linearly dependent")
+            raise ModelError(f"hinge {j}: translation axes are linearly dependent")
     return Hinge(int(h.nr), int(h.nt), axes if h.nt else sp.zeros(0, 3),
                  as_matrix(h.offset, (3,), f"hinge {j} offset"))
 
@@ -212,21 +301,19 @@ def check_body(j: int, b) -> Body:
         b = Body(**b)
     elif not isinstance(b, Body):
         b = Body(*b)
-    m = sp.sympify(b.mass)
-    if not isinstance(m, sp.Expr):
-        raise ValueError(f"body {j}: mass must be a scalar, got {b.mass!r}")
+    m = scalar(b.mass, f"body {j}: mass")
     if is_number(m) and float(m) <= 0:
-        raise ValueError(f"body {j}: mass must be > 0, got {m}")
+        raise ModelError(f"body {j}: mass must be > 0, got {m}")
     J = as_matrix(b.inertia, (3, 3), f"body {j} inertia tensor")
     if (J - J.T).applyfunc(sp.simplify) != sp.zeros(3, 3):
-        raise ValueError(f"body {j}: inertia tensor is not symmetric")
+        raise ModelError(f"body {j}: inertia tensor is not symmetric")
     if all(is_number(e) for e in J):
         ev = np.linalg.eigvalsh(np.array(J.tolist(), float))
         if ev[0] < -1e-12 * max(ev[2], 1e-300):     # zero moments: point masses, thin rods
-            raise ValueError(f"body {j}: inertia tensor has a negative principal moment "
+            raise ModelError(f"body {j}: inertia tensor has a negative principal moment "
                              f"({ev[0]:.3g}): it is not positive semidefinite")
         # a real mass distribution has I1 + I2 >= I3 for its principal moments
         if ev[0] + ev[1] < ev[2] * (1 - 1e-12):
-            raise ValueError(f"body {j}: principal moments {np.round(ev, 6).tolist()} violate the triangle "
+            raise ModelError(f"body {j}: principal moments {np.round(ev, 6).tolist()} violate the triangle "
                              "inequality I1 + I2 >= I3: no mass distribution has this inertia tensor")
     return Body(m, as_matrix(b.com, (3,), f"body {j} mass centre"), J)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import StateError
 from .data import Body, Hinge
 from .tree import TreeSystem
 
@@ -77,7 +78,7 @@ def deployable_example(dof: str = "rot3", gravity=(0, 0, 0), base="fixed") -> Tr
     ['H1_1', 'H1_3', 'H2_1', 'H3_1', 'H4_1', 'H5_1']
     """
     if dof not in ("rot3", "full6", "deploy"):
-        raise ValueError(f"dof must be 'rot3', 'full6' or 'deploy', got {dof!r}")
+        raise StateError(f"dof must be 'rot3', 'full6' or 'deploy', got {dof!r}")
     T = [0, 1, 1, 1, 2]
     if dof == "deploy":
         hinges = [Hinge(2 if j == 1 else 1, 0, None, off) for j, off, *_ in _DEPLOY]
@@ -117,7 +118,7 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(
     [0.0, 0.0, -12.566, -6.283, -4.712, 18.85]
     """
     if [str(x) for x in system.q] != ["H1_1", "H1_3", "H2_1", "H3_1", "H4_1", "H5_1"]:
-        raise ValueError("deployment_setup needs deployable_example('deploy') (coordinates "
+        raise StateError("deployment_setup needs deployable_example('deploy') (coordinates "
                          "H1_1, H1_3, H2_1, H3_1, H4_1, H5_1)")
     q = system.q
     springs = {q[0]: (k_gimbal, 0.0), q[1]: (k_gimbal, 0.0)}
@@ -150,7 +151,7 @@ def box_outlines(poses, q, boxes: dict, view: str = "xy", t: float = 0.0) -> dic
 
     axes = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2)}
     if view not in axes:
-        raise ValueError(f"view must be one of {sorted(axes)}, got {view!r}")
+        raise StateError(f"view must be one of {sorted(axes)}, got {view!r}")
     R, p = poses(q, t)
     signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) / 2
     out = {}

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .data import t
-from .tree import ROOT_CHAIN
+from ..errors import ModelError, StateError
+from .data import ROOT_CHAIN, check_subs, scalar, t
 
 ROOT_NAMES = ("Z0_1", "Z0_2", "Z0_3", "H0_1", "H0_2", "H0_3")
 
@@ -55,7 +55,7 @@ def to_model(system, with_root: bool = False):
     from ..model import Inertia, Joint, Model
 
     if with_root and system.root is None:
-        raise ValueError("with_root=True needs a prescribed root (TreeSystem(..., base=RootMotion(...)))")
+        raise StateError("with_root=True needs a prescribed root (TreeSystem(..., base=RootMotion(...)))")
     shift = 6 if with_root else 0
     N = system.N + shift
     parents, joints, places = [None] * N, [None] * N, [None] * N
@@ -136,15 +136,16 @@ def root_state(system, time: float, subs=None) -> tuple[np.ndarray, np.ndarray, 
     [9.0, 6.0, 2.0]
     """
     if system.root is None:
-        raise ValueError("the root of this system is fixed: it has no prescribed state")
+        raise StateError("the root of this system is fixed: it has no prescribed state")
     vals = sp.Matrix(list(system.root.position) + list(system.root.angles))
     if subs:
-        vals = vals.subs(subs)
+        vals = vals.subs(check_subs(subs))
+    time = scalar(time, "time", StateError)
     out = []
     for e in (vals, vals.diff(t), vals.diff(t, 2)):
         v = e.subs(t, time)
         if v.free_symbols:
-            raise ValueError(f"unset symbolic parameters {sorted(map(str, v.free_symbols))} "
+            raise ModelError(f"unset symbolic parameters {sorted(map(str, v.free_symbols))} "
                              "in the root motion: pass subs=")
         out.append(np.array(v.evalf(), dtype=float).reshape(6))
     return tuple(out)

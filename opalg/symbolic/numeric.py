@@ -18,18 +18,24 @@ import scipy.integrate
 import scipy.linalg
 import sympy as sp
 
-from .data import t
+from .. import _backend as bk
+from ..errors import ModelError, SingularConfigurationError, StateError
+from .data import as_matrix, check_subs, scalar, t
+
+#: The old name (opalg.symbolic.SingularConfiguration): a singular configuration of a valid system.
+SingularConfiguration = SingularConfigurationError
 
 
 def _free(system, exprs):
     allowed = set(system.q) | set(system.qd) | {t}
-    free = set().union(*(sp.sympify(e).free_symbols for e in exprs)) - allowed
+    free = set().union(*(e.free_symbols for e in exprs)) - allowed
     if free:
-        raise ValueError(f"unset symbolic parameters {sorted(map(str, free))}: pass subs={{symbol: value}}")
+        raise ModelError(f"unset symbolic parameters {sorted(map(str, free))}: pass subs={{symbol: value}}")
 
 
 def _subs(e, subs):
-    return e.subs(subs) if subs else e
+    """``e`` with the substitutions (checked: sympy keys, numbers or sympy values, no strings)."""
+    return e.subs(check_subs(subs)) if subs else e
 
 
 def _cached(kind):
@@ -41,7 +47,7 @@ def _cached(kind):
                 key = (kind, tuple(sorted((str(k), complex(v)) for k, v in (subs or {}).items())), args)
             except (TypeError, ValueError):
                 return make(system, subs, *args)
-            cache = system.__dict__.setdefault("_numeric", {})
+            cache = system._numeric
             if key not in cache:
                 cache[key] = make(system, subs, *args)
             return cache[key]
@@ -84,11 +90,15 @@ def lambdify_system(system, subs=None, with_bias=True, method="kane"):
 
 
 def _state(x, N, name):
-    x = np.asarray(x, dtype=float)
+    bk.check_no_strings(x, name, StateError)
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise StateError(f"{name} must hold numbers, got {x!r:.60}") from None
     if x.shape != (N,):
-        raise ValueError(f"{name} must have shape ({N},) (one entry per generalized coordinate), got {x.shape}")
+        raise StateError(f"{name} must have shape ({N},) (one entry per generalized coordinate), got {x.shape}")
     if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} has non-finite entries at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
+        raise StateError(f"{name} has non-finite entries at indices {np.flatnonzero(~np.isfinite(x)).tolist()}")
     return x
 
 
@@ -147,14 +157,10 @@ class Trajectory:
     def energy_error(self) -> float:
         """max |E(t) − E(0)| relative to max(|E(0)|, max kinetic energy)."""
         if self.prescribed_root:
-            raise ValueError("no energy balance with a prescribed root: the root motion does work "
+            raise StateError("no energy balance with a prescribed root: the root motion does work "
                              "on the tree that the balance does not count")
         E = self.energy
         return float(np.abs(E - E[0]).max() / max(abs(E[0]), self.kinetic.max(), 1e-300))
-
-
-class SingularConfiguration(ValueError):
-    """The mass matrix is singular (e.g. z-x-z Euler angles at H_j3 = 0)."""
 
 
 def _singular_hinges(system, q):
@@ -177,7 +183,8 @@ def _factor(system, M, q, t_now):
     why = (f": the z-x-z Euler angles of hinge(s) {hint} are singular at sin H_j3 = 0 "
            "(H_j1 and H_j2 turn about the same axis); start away from it or use NR = 2 / 1"
            if hint else "")
-    raise SingularConfiguration(f"mass matrix is singular at t = {t_now:g}{why}")
+    raise SingularConfigurationError(f"mass matrix is singular at t = {t_now:g}{why}",
+                                     body=hint[0] if hint else None, q=np.array(q))
 
 
 def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, moments=None,
@@ -203,8 +210,10 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
 
     Raises
     ------
-    SingularConfiguration
-        if ℳ is singular at the start or during the run (checked by a Cholesky factor).
+    SingularConfigurationError
+        (also importable as ``SingularConfiguration``) if ℳ is singular at the start or
+        during the run (checked by a Cholesky factor); ``body`` is the first z-x-z hinge
+        at sin H_j3 = 0, if any, and ``q`` the state.
 
     Examples
     --------
@@ -223,7 +232,7 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     Qs = system.generalized_forces(springs=springs, dampers=dampers)
     Qa = system.generalized_forces(forces=forces, moments=moments)
     if Q is not None:
-        Qa = Qa + sp.Matrix(Q)
+        Qa = Qa + as_matrix(Q, (N, 1), "Q", StateError)
     Qs, Qa = _subs(Qs, subs), _subs(Qa, subs)
     _free(system, [Qs, Qa])
     Mf = _mass_function(system, subs)
@@ -236,7 +245,7 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     Us = sum((sp.Rational(1, 2) * k * (s - c) ** 2 for s, (k, c) in springs.items()), sp.Integer(0))
     Usf = sp.lambdify([qs], _subs(Us, subs), "numpy")
 
-    idx = [(qs.index(s), float(_subs(sp.sympify(c), subs))) for s, c in dampers.items()]
+    idx = [(qs.index(s), float(_subs(scalar(c, f"damper on {s}", StateError), subs))) for s, c in dampers.items()]
 
     def damper_power(qd):
         return sum(c * qd[i] ** 2 for i, c in idx)

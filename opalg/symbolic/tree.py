@@ -18,32 +18,9 @@ import time
 import numpy as np
 import sympy as sp
 
-from .data import (Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body, check_hinge,  # noqa: F401
-                   check_root, check_topology, skew, t)
-
-_ROT = {0: [], 1: [("z", 1)], 2: [("x", 3), ("z", 1)], 3: [("z", 2), ("x", 3), ("z", 1)]}
-_UNIT = {"z": sp.Matrix([0, 0, 1]), "x": sp.Matrix([1, 0, 0])}
-#: The prescribed root as a pseudo-hinge to the inertial frame: slides along the inertial
-#: x, y, z (indices 0..2), then z(H02), x(H03), z(H01) (indices 4, 5, 3), so G0 = Tz(H01) Tx(H03) Tz(H02).
-ROOT_CHAIN = [("P", sp.eye(3)[:, s], s) for s in range(3)] + [("z", None, 4), ("x", None, 5), ("z", None, 3)]
-
-
-def hinge_terms(chain, value):
-    """Relative kinematics of one hinge, applied in ``chain`` order (inner -> body).
-
-    ``chain`` = [(kind "P"|"z"|"x", axis, i)], ``value(i)`` = the coordinate.  Returns G
-    (body from inner), the displacement ``Σ k_s Z_s`` (inner frame), and the columns
-    ``{i: vector}`` of the translational partials (inner frame) and of ``Ω`` (body frame):
-    ``Ω = Σ q̇_i (T_last ⋯ T_i+1) e_i``."""
-    G, disp, K, E = sp.eye(3), sp.zeros(3, 1), {}, {}
-    for kind, axis, i in chain:
-        if kind == "P":
-            disp, K[i] = disp + axis * value(i), axis
-            continue
-        Tm = (Tz if kind == "z" else Tx)(value(i))
-        E = {k: Tm * v for k, v in E.items()}
-        E[i], G = _UNIT[kind], Tm * G
-    return G, disp, K, E
+from ..errors import ModelError, StateError
+from .data import (_ROT, ROOT_CHAIN, Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body,  # noqa: F401
+                   check_hinge, check_root, check_topology, hinge_terms, scalar, skew, t)
 
 
 class TreeSystem:
@@ -80,7 +57,7 @@ class TreeSystem:
         n = self.n = len(self.T)
         for what, seq in (("hinges", hinges), ("bodies", bodies)):
             if len(seq) != n:
-                raise ValueError(f"{what} has {len(seq)} entries but T has {n} bodies")
+                raise ModelError(f"{what} has {len(seq)} entries but T has {n} bodies")
         self.hinges = [check_hinge(j, h) for j, h in enumerate(hinges, 1)]
         self.bodies = [check_body(j, b) for j, b in enumerate(bodies, 1)]
         self.gravity = as_matrix(gravity, (3,), "gravity")
@@ -96,15 +73,16 @@ class TreeSystem:
             self.slices[j] = slice(start, len(self.q))
         self.N = len(self.q)
         if self.N == 0:
-            raise ValueError("the tree has no degree of freedom: every hinge has NR = NT = 0")
+            raise ModelError("the tree has no degree of freedom: every hinge has NR = NT = 0")
         if self.root is not None:
             bad = set().union(*(e.free_symbols for e in (*self.root.position, *self.root.angles)))
             bad &= set(self.q) | set(self.qd)
             if bad:
-                raise ValueError(f"root motion depends on coordinates {sorted(map(str, bad))}: "
+                raise ModelError(f"root motion depends on coordinates {sorted(map(str, bad))}: "
                                  "it must be prescribed as a function of t")
         self._kin, self._M, self._bias = None, None, {}
         self.timings: dict[str, float] = {}
+        self._numeric: dict[tuple, object] = {}  # generated functions (symbolic.numeric._cached)
 
     @property
     def prescribed(self) -> bool:
@@ -112,11 +90,11 @@ class TreeSystem:
         return self.root is not None
 
     def coordinate(self, j: int, kind: str, index: int) -> sp.Symbol:
-        """The symbol of ``Z_j,index`` (kind "Z") or ``H_j,index`` (kind "H"), or a ValueError."""
+        """The symbol of ``Z_j,index`` (kind "Z") or ``H_j,index`` (kind "H"), or a StateError."""
         try:
             return self.q[self.coords.index((j, kind, index))]
-        except ValueError:
-            raise ValueError(f"body {j} has no coordinate {kind}{j}_{index} (hinge NR = "
+        except (ValueError, IndexError):
+            raise StateError(f"body {j} has no coordinate {kind}{j}_{index} (hinge NR = "
                              f"{self.hinges[j - 1].nr}, NT = {self.hinges[j - 1].nt})") from None
 
     def rate(self, coordinate: sp.Symbol) -> sp.Symbol:
@@ -124,7 +102,7 @@ class TreeSystem:
         try:
             return self.qd[self.q.index(coordinate)]
         except ValueError:
-            raise ValueError(f"{coordinate!r} is not a generalized coordinate of this system "
+            raise StateError(f"{coordinate!r} is not a generalized coordinate of this system "
                              f"(coordinates: {', '.join(map(str, self.q))})") from None
 
     # ------------------------------------------------------------------ kinematics
@@ -284,7 +262,7 @@ class TreeSystem:
         """
         if method not in self._bias:
             if method not in ("kane", "lagrange"):
-                raise ValueError(f"method must be 'kane' or 'lagrange', got {method!r}")
+                raise StateError(f"method must be 'kane' or 'lagrange', got {method!r}")
             M = self.mass_matrix()
             t0 = time.perf_counter()
             q, qd, kin = sp.Matrix(self.q), sp.Matrix(self.qd), self.kinematics()
@@ -331,18 +309,19 @@ class TreeSystem:
         for name, load, key in (("force", forces, "Jv"), ("moment", moments, "Jw")):
             for j, F in (load or {}).items():
                 if j not in kin or j == 0:
-                    raise ValueError(f"{name} on body {j}: no such body (bodies are 1..{self.n})")
-                Q += kin[j][key].T * as_matrix(F, (3,), f"{name} on body {j}")
+                    raise StateError(f"{name} on body {j}: no such body (bodies are 1..{self.n})")
+                Q += kin[j][key].T * as_matrix(F, (3,), f"{name} on body {j}", StateError)
         index = {s: i for i, s in enumerate(self.q)}
         for what, table in (("spring", springs), ("damper", dampers)):
             for s in table or {}:
                 if s not in index:
-                    raise ValueError(f"{what} on {s!r}: not a generalized coordinate of this system "
+                    raise StateError(f"{what} on {s!r}: not a generalized coordinate of this system "
                                      f"(coordinates: {', '.join(map(str, self.q))})")
         for s, (k, q0) in (springs or {}).items():
+            k, q0 = (scalar(v, f"spring on {s}: {nm}", StateError) for v, nm in ((k, "k"), (q0, "q0")))
             Q[index[s]] -= k * (s - q0)
         for s, c in (dampers or {}).items():
-            Q[index[s]] -= c * self.qd[index[s]]
+            Q[index[s]] -= scalar(c, f"damper on {s}", StateError) * self.qd[index[s]]
         return Q
 
     def cse(self, method: str = "kane", Q=None) -> tuple:
@@ -358,7 +337,8 @@ class TreeSystem:
         >>> M.shape, b.shape, Q.shape, all(str(x).startswith("x") for x, _ in reps)
         ((6, 6), (6, 1), (6, 1), True)
         """
-        exprs = [self.mass_matrix(), self.bias(method)] + ([] if Q is None else [sp.Matrix(Q)])
+        Q = None if Q is None else as_matrix(Q, (self.N, 1), "Q", StateError)
+        exprs = [self.mass_matrix(), self.bias(method)] + ([] if Q is None else [Q])
         reps, reduced = sp.cse(exprs)
         return (reps, *reduced)
 
@@ -372,7 +352,7 @@ class TreeSystem:
         Matrix([[13*qdd0 + 60*cos(H1_1)]])
         """
         qdd = sp.Matrix(sp.symbols(f"qdd0:{self.N}", real=True))
-        Q = sp.zeros(self.N, 1) if Q is None else Q
+        Q = sp.zeros(self.N, 1) if Q is None else as_matrix(Q, (self.N, 1), "Q", StateError)
         return self.mass_matrix() * qdd + self.bias() - Q
 
     # ------------------------------------------------------------------ numeric and opalg routes
