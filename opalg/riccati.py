@@ -226,14 +226,16 @@ def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: b
     ref = w2 * scale[0] + v2 * scale[1]
     d_i = d_i[..., 0, 0]
     joint = model.joint_names[k]
-    bad = ~(D_ii > PIVOT_TOL * ref)           # also catches NaN
+    # Non-finite values come from an overflow, which the chunked wrapper reports as one.
+    finite = np.isfinite(D_ii) & np.isfinite(ref)
+    bad = ~(D_ii > PIVOT_TOL * ref) & finite
     if np.any(bad):
         raise ModelError(
             f"body {k} ({model.names[k]}), joint {joint}, axis {i}: moves no mass at this "
             f"configuration (H P H* = {_first(D_ii, bad):.3e} against its scale "
             f"{_first(ref, bad):.3e}); the joint's subtree is massless along this axis"
         )
-    bad = ~(d_i > PIVOT_TOL * D_ii)
+    bad = ~(d_i > PIVOT_TOL * D_ii) & finite & np.isfinite(d_i)
     if np.any(bad):
         idx = tuple(int(j) for j in np.argwhere(np.broadcast_to(bad, np.shape(bad)))[0]) if np.ndim(bad) else ()
         qk = None if q is None else np.asarray(np.broadcast_to(q, kin.batch + q.shape[-1:])[idx])[
