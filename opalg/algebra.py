@@ -9,7 +9,7 @@ implies, which is the central idea of the spatial operator algebra:
 
 * :class:`BlockDiagonal` — H, M, P, D, G, τ̄: one block per body;
 * :class:`EdgeOperator` — ℰφ, ℰψ, K: one block at (℘(k), k) per body, the
-  block-weighted adjacency matrix of the tree (SOA_REFERENCE §4);
+  block-weighted adjacency matrix of the tree (docs/REFERENCE.md §4);
 * :class:`SPO` — φ = (I − ℰφ)⁻¹ and ψ = (I − ℰψ)⁻¹, applied as an inward
   recursion ``y(k) = x(k) + Σ_c E(k,c) y(c)`` (its adjoint outward), the
   identity that lets φ be used without ever forming the dense inverse.
@@ -231,7 +231,7 @@ class EdgeOperator(Operator):
 class SPO(Operator):
     r"""The spatial propagation operator (I − E)⁻¹ of a square edge operator E.
 
-    Applied as a recursion (SOA_REFERENCE B1/B2): inward
+    Applied as a recursion (docs/REFERENCE.md B1/B2): inward
     ``y(k) = x(k) + Σ_{c ∈ C(k)} E(k,c) y(c)`` for (I − E)⁻¹, outward
     ``y(k) = x(k) + E(℘k,k)^* y(℘k)`` for its adjoint.  O(n) per column.
 

@@ -1,4 +1,4 @@
-r"""Newton–Euler recursions read off ℳ = HφMφ*H* (SOA_REFERENCE §5–6).
+r"""Newton–Euler recursions read off ℳ = HφMφ*H* (docs/REFERENCE.md §5–6).
 
 Every function accepts joint-space arrays with leading batch axes, shape
 (..., N), and runs each recursion once over the whole batch.
@@ -17,7 +17,7 @@ from .model import Model
 def rnea(model: Model, q, qd, qdd, f_ext=None, gravity: bool = True) -> np.ndarray:
     r"""Inverse dynamics ``T = ℳ(q) q̈ + C(q, q̇) − Σ_k J_k* f_ext(k)`` by the recursive Newton–Euler algorithm.
 
-    Implements the operator expression (SOA_REFERENCE §5, [C2]; RJK92)
+    Implements the operator expression (docs/REFERENCE.md §5, [C2]; RJK92)
 
     .. math:: T = H φ \left(M φ^* (H^* \ddot q + a) + b\right),
 
@@ -171,7 +171,7 @@ def _crba_pairs(model: Model, R, kin, q) -> np.ndarray:
 def crba(model: Model, q) -> np.ndarray:
     r"""Joint-space mass matrix ℳ(q) by the composite rigid body algorithm.
 
-    Implements ``ℳ = H φ M φ* H* = H (R + φ̃R + Rφ̃*) H*`` (SOA_REFERENCE D2–D4):
+    Implements ``ℳ = H φ M φ* H* = H (R + φ̃R + Rφ̃*) H*`` (docs/REFERENCE.md D2–D4):
     ``ℳ(k,k) = H(k) R(k) H*(k)`` and ``ℳ(i,j) = H(i) φ(i,j) R(j) H*(j)`` for i ≻ j,
     with the composite inertias ``R = M + ℰφ R ℰφ*`` computed inward.
 

@@ -6,7 +6,7 @@ any leading batch axes,
 * ``Xup[k] = ^k X_p = X_J(q_k) X_T(k)`` and hence ``phi(p, k) = Xup[k]^*``;
 * ``S[k]`` (6 x n_k), the joint motion subspace in body-k coordinates, so that
   ``H(k) = S[k]^*``;
-* ``V[k] = phi(p,k)^* V(p) + H(k)^* q̇_k`` (SOA_REFERENCE §5);
+* ``V[k] = phi(p,k)^* V(p) + H(k)^* q̇_k`` (docs/REFERENCE.md §5);
 * ``a[k] = crm(V[k]) H^*(k) q̇_k + c_J(k)``, the Coriolis acceleration of the
   body-frame derivative convention, plus the base acceleration ``-g`` folded
   into the roots (pitfall 6);

@@ -3,7 +3,7 @@ r"""Multibody model: bodies, joints, placements, inertias and a parent-array top
 Topology is a parent array ``parents[k]`` (``-1`` = the body hangs from the
 inertial frame), the ℘(k) of Rodriguez–Jain–Kreutz-Delgado and the T(j) of the
 1998 seed.  Labels are arbitrary: recursions follow a topological order
-computed here, never ``range(n)`` (SOA_REFERENCE pitfall 3).  Joint coordinates
+computed here, never ``range(n)`` (docs/REFERENCE.md pitfall 3).  Joint coordinates
 are stacked in body-label order: the dofs of body ``k`` are ``q[model.dof_slice[k]]``.
 
 Each body ``k`` carries

@@ -4,7 +4,7 @@ Pinocchio's conventions differ from opalg's, and every difference is converted
 here, at the edge, never inside opalg:
 
 * spatial vectors are **linear first** ``[v; ω]`` (opalg: ``[ω; v]``) — the
-  similarity Π = [[0, I], [I, 0]] (SOA_REFERENCE A7);
+  similarity Π = [[0, I], [I, 0]] (docs/REFERENCE.md A7);
 * ``continuous`` joints have two configuration entries ``(cos θ, sin θ)`` and
   one velocity;
 * the q order is Pinocchio's own (depth-first, siblings in its parser's

@@ -1,6 +1,6 @@
 r"""The spatial operators of a model at a state: ``ops = opalg.operators(model, q, qd)``.
 
-Notation (SOA_REFERENCE §2; body coordinates, so ``φ(℘k,k) = (^kX_℘)^*``):
+Notation (docs/REFERENCE.md §2; body coordinates, so ``φ(℘k,k) = (^kX_℘)^*``):
 
 ========== ============ ==================================================
 attribute  size         meaning

@@ -1,6 +1,6 @@
 r"""Spatial vector algebra, angular-first.
 
-Conventions (stated once for the whole package, see ``SOA_REFERENCE.md`` §1):
+Conventions (stated once for the whole package, see ``docs/REFERENCE.md`` §1):
 
 * spatial motion vectors are ``V = [omega; v]``, spatial forces ``f = [n; F]``
   (moment first);
@@ -132,7 +132,7 @@ def crf(V) -> np.ndarray:
 def phi_free(l) -> np.ndarray:
     r"""Frame-free rigid body transformation ``phi(x, y) = [[I, l~], [0, I]]``.
 
-    ``l`` is the vector from ``x`` to ``y`` (SOA_REFERENCE A1; Jain 2011, eq. 1.13).
+    ``l`` is the vector from ``x`` to ``y`` (docs/REFERENCE.md A1; Jain 2011, eq. 1.13).
     Then ``phi(x, y) @ phi(y, z) == phi(x, z)`` and ``inv(phi(x, y)) == phi(y, x)``.
 
     Examples
@@ -222,7 +222,7 @@ def spatial_inertia(mass, com, I_com) -> np.ndarray:
     .. math:: M = \begin{bmatrix} J_{cm} - m\tilde p\tilde p & m\tilde p \\
               -m\tilde p & m I\end{bmatrix}
 
-    with ``p`` the vector O -> mass centre (SOA_REFERENCE notation table and
+    with ``p`` the vector O -> mass centre (docs/REFERENCE.md notation table and
     pitfall 7; RBDA eq. 2.63).
 
     Examples

@@ -1,4 +1,4 @@
-"""SOA identities of SOA_REFERENCE sections 3-8 (ids A1-A7, B1-B4, C2/C3, D1-D4, E1-E10, F1-F6).
+"""SOA identities of docs/REFERENCE.md sections 3-8 (ids A1-A7, B1-B4, C2/C3, D1-D4, E1-E10, F1-F6).
 
 Every identity is checked as a *dense* operator expression assembled from the
 operator objects' ``.dense()`` blocks, with φ = (I − ℰφ)⁻¹ and ψ = (I − ℰψ)⁻¹

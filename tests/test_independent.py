@@ -1,4 +1,4 @@
-"""Independent checks of the opalg recursions (SOA_REFERENCE §5, [C1b], [C4], [C5], [C8]).
+"""Independent checks of the opalg recursions (docs/REFERENCE.md §5, [C1b], [C4], [C5], [C8]).
 
 Every test compares a recursion (CRBA, RNEA, ABA, ℳ⁻¹, Jacobians) with a route that
 does not share its code path: complex-step derivatives of the body poses, the

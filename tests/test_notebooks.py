@@ -1,6 +1,6 @@
 """Hygiene of the committed notebooks (strict nbval checks their outputs; this checks the rest).
 
-nbval has holes these tests close (see ``shared/NOTEBOOKS.md``): a cleared notebook
+nbval has holes these tests close: a cleared notebook
 (``execution_count: null``) passes strict nbval while checking nothing, saved widget state
 churns, and outputs can leak machine-specific paths.  The last test re-executes every
 notebook with the project's executor in a scratch directory and requires a byte-identical

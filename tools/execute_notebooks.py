@@ -1,6 +1,6 @@
 """The project's notebook executor: the only thing that writes committed outputs.
 
-Deterministic by construction (see ``../shared/NOTEBOOKS.md``): execute top to
+Deterministic by construction: execute top to
 bottom in a fresh kernel started in ``notebooks/``, then drop saved widget state,
 per-cell execution metadata (timestamps) and widget-view outputs, and write with
 a fixed JSON layout, so two runs give byte-identical files.

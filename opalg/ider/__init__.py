@@ -5,7 +5,7 @@ dynamics of multibody systems — a new approach", NASA workshop proceedings,
 pp. 382–393 (section 4).  The arm is an opalg model (so ℳ and the bias come
 from the operator core); the constrained dynamics are :mod:`opalg.constrained`.
 
-Decisions on the paper's open points (see ``shared/IDER_EXAMPLE.md``):
+Decisions on the paper's open points:
 
 * **inertia reading**: ``inertia="joint"`` (default) reads I_i as the moment of
   inertia about the proximal joint with the mass centre at mid-link (10 = 30·1²/3
