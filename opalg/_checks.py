@@ -88,7 +88,8 @@ def check_inertia(k: int, name: str, inertia, allow_massless: bool) -> None:
         return
     if not np.all(np.isfinite(Jn)):
         raise ModelError(f"body {k} ({name}): inertia tensor has non-finite entries")
-    scale = max(1.0, float(np.abs(Jn).max()))
+    # Relative to the tensor's own size: the verdict must not depend on the units (E12's rule).
+    scale = float(np.abs(Jn).max())
     if not np.allclose(Jn, Jn.T, atol=1e-12 * scale):
         raise ModelError(f"body {k} ({name}): inertia tensor is not symmetric")
     ev = np.linalg.eigvalsh(Jn)
@@ -166,7 +167,7 @@ def inertias_ok(m: np.ndarray, c: np.ndarray, J: np.ndarray, allow_massless: boo
         return False
     if not len(m):
         return True
-    scale = np.maximum(1.0, np.abs(J).max(axis=(1, 2)))
+    scale = np.abs(J).max(axis=(1, 2))   # the tensor's own size: unit-free (E12's rule)
     if not np.isclose(J, np.swapaxes(J, -1, -2), atol=1e-12 * scale[:, None, None]).all():
         return False
     ev = np.linalg.eigvalsh(J)

@@ -255,3 +255,18 @@ def test_symbolic_aba_on_a_spherical_joint():
     y = {**dict(zip(q, [-0.7, 0.9, 1.1])), **dict(zip(qd, [0.4, -0.1, 0.2])), **dict(zip(tau, [0.5, -1, 2]))}
     res = [float(sp.sympify(e).subs(y)) for e in (Mq @ qdd + C - tau)]
     assert np.allclose(res, 0, atol=1e-12)
+
+
+@pytest.mark.parametrize("unit", [1e-15, 1.0, 1e9])
+def test_inertia_checks_are_unit_free(unit):
+    """The inertia tensor checks are relative to the tensor's own size: the same bad tensor
+    (triangle inequality violated by 10 %) is refused in every unit, the same good one accepted
+    (an absolute slack of 1e-12 accepted any tensor below 1e-12 kg m², e.g. a 1 mg / 1 mm body)."""
+    def model(J):
+        return Model([-1], [Joint("R", [0, 0, 1.0])], [(np.eye(3), np.zeros(3))],
+                     [(1.0, np.zeros(3), unit * np.asarray(J))])
+    with pytest.raises(opalg.ModelError, match="violate the triangle inequality"):
+        model(np.diag([1.0, 1.0, 2.2]))
+    with pytest.raises(opalg.ModelError, match="not positive definite"):
+        model(np.diag([1.0, 1.0, -1e-3]))
+    model(np.diag([1.0, 1.0, 1.9]))
