@@ -140,11 +140,12 @@ class Joint:
         self.kinds = _kind_codes(kind, label)
         if not self.kinds:
             raise ModelError(f"{label}: a joint needs at least one axis")
-        axes = bk.asarray(axis)
+        axes = bk.asarray(axis, f"{label}: axis", ModelError)
+        given = axes.shape
         if axes.ndim == 1:
             axes = axes[None, :]
         if axes.shape != (len(self.kinds), 3):
-            raise ModelError(f"{label}: axis has shape {bk.asarray(axis).shape}, expected (3,) per axis "
+            raise ModelError(f"{label}: axis has shape {given}, expected (3,) per axis "
                              f"for {len(self.kinds)} axis/axes")
         try:
             num = np.asarray(axes, dtype=float)

@@ -32,7 +32,8 @@ def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
     body = int(body)
     if not 0 <= body < model.n:
         raise StateError(f"frame on body {body}: no such body (model has {model.n})")
-    R, p = bk.asarray(R), bk.asarray(p)
+    R = bk.asarray(R, f"frame on body {body}: R", StateError)
+    p = bk.asarray(p, f"frame on body {body}: origin p", StateError)
     if R.shape != (3, 3) or p.shape != (3,):
         raise StateError(f"frame on body {body}: R must be 3x3 and p a 3-vector")
     if R.dtype != object and not is_rotation(R):

@@ -270,3 +270,13 @@ def test_inertia_checks_are_unit_free(unit):
     with pytest.raises(opalg.ModelError, match="not positive definite"):
         model(np.diag([1.0, 1.0, -1e-3]))
     model(np.diag([1.0, 1.0, 1.9]))
+
+
+def test_strings_in_joint_axes_and_frames_are_refused_with_the_right_type():
+    """A string in a joint axis is a ModelError naming the joint; in a frame spec a StateError
+    naming the frame — both before sympy could evaluate it."""
+    with pytest.raises(opalg.ModelError, match=r"joint 'j': axis"):
+        Joint("R", ["0", "0", "1"], name="j")
+    m = opalg.random_model(3, seed=0)
+    with pytest.raises(opalg.StateError, match=r"frame on body 1: origin p"):
+        opalg.frame_jacobian(m, np.zeros(m.ndof), (1, ["__import__('os')", 0, 0]))
