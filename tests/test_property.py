@@ -6,9 +6,10 @@ Chains, trees and forests (parent arrays) with labels in topological, reversed
 (tip-to-base) or random order; joints revolute, prismatic, helical (once
 ``opalg.Joint`` has it), 2–3 axis joints of mixed R/P kinds with random unit
 axes, spherical joints (``Joint.spherical()``) and chains of spherical joints
-only; masses log-uniform in 1e-6..1e6 *within one model*, boxes of a per-model
-length scale 1 mm..1 m with rotated principal frames and offset mass centres,
-random placements; gravity on or off; state batches (), (5,) or (2, 3); and,
+only; masses log-uniform in 1e-6..1e6 *within one model* (or all in
+1 mg..1 g, or all 0.5..3 kg), boxes of a per-model length scale 1 mm..1 m (or
+1..10 mm, or 1 m) with rotated principal frames and offset mass centres, random
+placements — so that 1 mm / 1 mg arms are drawn too; gravity on or off; state batches (), (5,) or (2, 3); and,
 when the model has a 3R joint, configurations at a distance 10^-e (e in 1..12)
 from its gimbal lock.  A few models come from ``opalg.random_model`` itself
 (``joints="all"`` once it exists, else ``"mixed"``).
@@ -366,8 +367,8 @@ def draw_case(src, max_n: int = MAX_N, max_chain: int | None = None) -> Case:
     labelling = src.choice(("topological", "random", "reversed"))
     gravity_on = src.choice((True, False))
     batch = src.choice(((), (5,), (2, 3)))
-    mass_mode = src.choice(("mixed", "unit"))
-    length_mode = src.choice(("unit", "mixed"))
+    mass_mode = src.choice(("mixed", "unit", "tiny"))
+    length_mode = src.choice(("unit", "mixed", "tiny"))
     if topology == "chain":
         parents = list(range(-1, n - 1))
     else:
@@ -380,8 +381,10 @@ def draw_case(src, max_n: int = MAX_N, max_chain: int | None = None) -> Case:
         kinds = None
     else:
         kinds = [src.choice(_PALETTES[palette]) for _ in range(n)]
-    log_mass = [src.real(-6.0, 6.0) if mass_mode == "mixed" else None for _ in range(n)]
-    ell = 10.0 ** src.real(-3.0, 0.0) if length_mode == "mixed" else 1.0
+    mass_range = {"mixed": (-6.0, 6.0), "tiny": (-6.0, -3.0)}.get(mass_mode)
+    log_mass = [src.real(*mass_range) if mass_range else None for _ in range(n)]
+    length_range = {"mixed": (-3.0, 0.0), "tiny": (-3.0, -2.0)}.get(length_mode)
+    ell = 10.0 ** src.real(*length_range) if length_range else 1.0
     gimbal = src.choice(("off", "near"))
     depth = src.real(1.0, 12.0) if gimbal == "near" else None
     rng = src.generator()
