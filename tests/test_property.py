@@ -4,15 +4,15 @@ What is drawn (:func:`draw_case`, shared with ``tools/property_report.py``)
 ---------------------------------------------------------------------------
 Chains, trees and forests (parent arrays) with labels in topological, reversed
 (tip-to-base) or random order; joints revolute, prismatic, helical (once
-``opalg.Joint`` has it), 2–3 axis joints of mixed R/P kinds with random unit
-axes, spherical joints (``Joint.spherical()``) and chains of spherical joints
-only; masses log-uniform in 1e-6..1e6 *within one model* (or all in
+``opalg.Joint`` has them), 2–3 axis joints of mixed R/P(/H) kinds with random
+unit axes, spherical joints (``Joint.spherical()``) and chains of spherical
+joints only; masses log-uniform in 1e-6..1e6 *within one model* (or all in
 1 mg..1 g, or all 0.5..3 kg), boxes of a per-model length scale 1 mm..1 m (or
 1..10 mm, or 1 m) with rotated principal frames and offset mass centres, random
-placements — so that 1 mm / 1 mg arms are drawn too; gravity on or off; state batches (), (5,) or (2, 3); and,
-when the model has a 3R joint, configurations at a distance 10^-e (e in 1..12)
-from its gimbal lock.  A few models come from ``opalg.random_model`` itself
-(``joints="all"`` once it exists, else ``"mixed"``).
+placements — so that 1 mm / 1 mg arms are drawn too; gravity on or off; state
+batches (), (5,) or (2, 3); and, when the model has a 3R joint, configurations
+at a distance 10^-e (e in 1..12) from its gimbal lock.  A few models come from
+``opalg.random_model`` itself (``joints="all"`` once it exists, else "mixed").
 
 The criterion (the same for every recursion)
 --------------------------------------------
@@ -73,8 +73,9 @@ Exact answers (where errors are measured from)
   of k in ℳ, Λ⁻¹ = Jℳ⁻¹J*, T = Hφ(Mφ*(H*q̈ + a) + b), J = ᵉX_k [φ*H*](k) —
   never through the recursion under test.  The same formulas in float64 on
   ``crba(q)`` with LU / Cholesky give ``err_dense``.  Their errors are ~2000x
-  those of the reference, so the reference's own error cannot decide a verdict.  These tests are skipped where ``np.longdouble`` is
-  not extended (e.g. Windows, macOS on arm64).
+  those of the reference, so the reference's own error cannot decide a verdict.
+  These tests are skipped where ``np.longdouble`` is not extended (e.g.
+  Windows, macOS on arm64).
 
 Error measures
 --------------

@@ -39,6 +39,9 @@ import numpy as np  # noqa: E402
 import test_property as tp  # noqa: E402
 
 
+CHAIN_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 25), (26, 30), (31, 10**6))
+
+
 class Cell:
     """Aggregate of one (category, recursion)."""
 
@@ -49,8 +52,9 @@ class Cell:
         self.fail_seeds = []
         self.unjudged = 0
         self.by_cond = 0.0
-        self.by_lu = 0.0
+        self.by_dense = 0.0
         self.crit = 0.0
+        self.worst_err = 0.0
         self.worst_seed = None
         self.refusals = collections.Counter()   # (allowed, reason) -> calls
 
@@ -73,12 +77,13 @@ class Cell:
                     failed = True
                 continue
             self.states += 1
+            self.worst_err = max(self.worst_err, r.err)
             if not r.ok:
                 self.fails += 1
                 failed = True
             if np.isfinite(r.cond) and r.cond > 0:
                 self.by_cond = max(self.by_cond, r.err / (r.cond * tp.EPS))
-            self.by_lu = max(self.by_lu, r.err / max(r.err_dense, tp.EPS))
+            self.by_dense = max(self.by_dense, r.err / max(r.err_dense, tp.EPS))
             if r.ratio > self.crit:
                 self.crit, self.worst_seed = r.ratio, seed
         if failed:
@@ -102,7 +107,8 @@ def main(argv=None):
     ap.add_argument("--models", type=int, default=1000, help="random models to evaluate (default 1000)")
     ap.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     ap.add_argument("--max-n", type=int, default=12, help="largest number of bodies (default 12)")
-    ap.add_argument("--max-chain", type=int, default=30, help="longest chain of spherical joints (default 30)")
+    ap.add_argument("--max-chain", type=int, default=30,
+                    help="longest chain of spherical joints (default 30)")
     ap.add_argument("--show", type=int, default=None, metavar="SEED", help="print every verdict of one seed")
     args = ap.parse_args(argv)
     if args.show is not None:
@@ -112,6 +118,7 @@ def main(argv=None):
     import opalg
     t0 = time.perf_counter()
     cells = collections.defaultdict(Cell)
+    chains = collections.defaultdict(Cell)
     per_cat = collections.Counter()
     rejected, seed, done = 0, args.seed, 0
     while done < args.models:
@@ -126,7 +133,12 @@ def main(argv=None):
         for name in tp.RECURSIONS:
             if name in tp.REFERENCE_BASED and not tp.EXTENDED:
                 continue
-            cells[(case.category, name)].add(seed, tp.evaluate(case, name, sts))
+            recs = tp.evaluate(case, name, sts)
+            cells[(case.category, name)].add(seed, recs)
+            if name == "aba" and case.info["palette"] == "spherical-chain":
+                n = case.model.n
+                bucket = next(b for b in CHAIN_BUCKETS if b[0] <= n <= b[1])
+                chains[bucket].add(seed, recs)
         done += 1
         seed += 1
     dt = time.perf_counter() - t0
@@ -134,7 +146,8 @@ def main(argv=None):
     print(f"opalg {opalg.__version__} from {pathlib.Path(opalg.__file__).parent}")
     print(f"{done} models (seeds {args.seed}..{seed - 1}, {rejected} draws rejected), n <= {args.max_n}, "
           f"spherical chains <= {args.max_chain} bodies, {dt:.0f} s")
-    print(f"helical joints: {'yes' if tp.HELICAL else 'not in opalg yet'}; builder joints={tp.BUILDER_JOINTS!r}; "
+    print(f"helical joints: {'yes' if tp.HELICAL else 'not in opalg yet'}; "
+          f"builder joints={tp.BUILDER_JOINTS!r}; "
           f"extended reference: {'yes' if tp.EXTENDED else 'NO (reference-based rows skipped)'}")
     print("criterion: err <= %g err_dense + %g; refusal allowed only where LU is lost (rel. error > %g)"
           % (tp.FACTOR, tp.FLOOR, tp.LOST))
@@ -155,8 +168,22 @@ def main(argv=None):
             for (a, why), v in c.refusals.items():
                 reasons[(cat, "allowed" if a else "UNJUSTIFIED", why)] += v
             print(f"{cat:14s} {name:15s} {len(c.models):6d} {c.states:6d} {c.fails:5d} "
-                  f"{c.by_cond:14.2e} {c.by_lu:10.2e} {c.crit:8.2f} {ok:>6d}/{bad:<6d}  "
+                  f"{c.by_cond:14.2e} {c.by_dense:10.2e} {c.crit:8.2f} {ok:>6d}/{bad:<6d}  "
                   f"{c.worst_seed if c.worst_seed is not None else '-'}")
+        print()
+    if chains:
+        print("ABA on chains of spherical joints only, by length (gimbal-near draws included):")
+        print(f"  {'n':>7s} {'models':>6s} {'states':>6s} {'fail':>5s} {'worst err':>10s} "
+              f"{'err/dense':>10s} {'refused ok/bad':>14s}")
+        for b in CHAIN_BUCKETS:
+            c = chains.get(b)
+            if c is None:
+                continue
+            ok = sum(v for (a, _), v in c.refusals.items() if a)
+            bad = sum(v for (a, _), v in c.refusals.items() if not a)
+            print(f"  {b[0]:>3d}-{b[1]:<3d} {len(c.models):6d} {c.states:6d} {c.fails:5d} "
+                  f"{c.worst_err:10.2e} "
+                  f"{c.by_dense:10.2e} {ok:>6d}/{bad:<6d}")
         print()
     if reasons:
         print("refusals (calls, summed over recursions) by category and reason:")
