@@ -959,8 +959,8 @@ def failure_message(case: Case, name: str, recs: list) -> str:
              f"err <= {FACTOR:g} err_dense + {FLOOR:g} (or a refusal only where LU is lost)",
              f"  {case!r}"]
     for r in bad[:6]:
-        lines.append(f"  state {r.state}: {r.why}; cond(M) = {r.cond:.2e}, "
-                     f"err/(cond eps) = {r.err / (r.cond * EPS):.2e}, LU lost here: {r.lost}"
+        by_cond = "" if np.isnan(r.err) else f", err/(cond eps) = {r.err / (r.cond * EPS):.2e}"
+        lines.append(f"  state {r.state}: {r.why}; cond(M) = {r.cond:.2e}{by_cond}, LU lost here: {r.lost}"
                      + (f"; {r.refused}" if r.refused else ""))
     return "\n".join(lines)
 
