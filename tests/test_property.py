@@ -27,13 +27,18 @@ or if the recursion *refuses* the call with an ``opalg.OpalgError`` (ideally
 states of the call (the call is batched, so one refusal covers the batch).
 Non-finite output and any other exception fail.
 
-* ``err_dense`` is the error of the dense route on ``crba(q)`` solved by LU
-  (LAPACK ``gesv``, ``np.linalg.solve``) and, where ℳ is numerically positive
-  definite, by Cholesky (``scipy.linalg.cho_solve``): the larger of the two.
-  Both are backward stable, so either error is an honest measure of what the
-  data allow; on its own LU is sometimes lucky by 100x (e.g. a prismatic chain
-  of light bodies carrying a 2e5 kg body: LU 2e-12, Cholesky 2e-10, ABA-type
-  recursions 6e-11), and the larger of two unrelated rounding patterns is not.
+* ``err_dense`` is the largest error of three float64 dense routes at that
+  state: LU (LAPACK ``gesv``, ``np.linalg.solve``) and Cholesky
+  (``scipy.linalg.cho_solve``, where ℳ is numerically positive definite) on
+  ``crba(q)`` and ``bias(q, q̇)``, and LU on both perturbed randomly at the
+  scale of their own first-order rounding (:meth:`State.perturbed`).  Each is
+  backward stable, so each error is an honest measure of what the data allow;
+  one alone is sometimes lucky by 100x — LU on a prismatic chain of light
+  bodies carrying a 2e5 kg body (LU 2e-12, Cholesky 2e-10, the recursions
+  6e-11), or LU and Cholesky together where the error is set by how the
+  rounding of ℳ or C happened to fall (near a gimbal lock; a millimetre
+  pendulum whose gravity torque is a small difference) — the largest of three
+  unrelated rounding patterns is not.
 * Relative to the dense route, not to cond(ℳ)·eps: mass ratios of 1e12 and
   millimetre links give cond(ℳ) of 1e15 and more from the units alone, while
   LU still solves such systems to 1e-10; a cond-based bound would license
@@ -58,11 +63,8 @@ Exact answers (where errors are measured from)
   ``solve(crba, τ − bias)`` then solve the same problems, and both are
   compared with the drawn q̈ (relative 2-norm, the worst of the 4).
   One right-hand side is not enough: LU's error on a single one fluctuates
-  by 10x from draw to draw, the worst of 4 is stable to ~3x.  The dense
-  error is floored at the error that rounding τ and C at eps causes
-  (:meth:`State.data_rounding`): where τ is mostly gravity every method's
-  error is that of its rounding of C, which now and then falls 10x luckier
-  for LU than the level the data allow.  No reference needed.
+  by 10x from draw to draw, the worst of 4 is stable to ~3x.  No reference
+  needed.
 * ℳ⁻¹: the residual ``minv(q) @ crba(q) − I`` against LU's
   ``solve(crba, I) @ crba − I``, both equilibrated (S⁻¹ R S with
   S = diag(crba)^(-1/2), Frobenius / sqrt(N)): unequilibrated, the residual of
@@ -596,6 +598,14 @@ class DenseRoute:
         alpha = np.asarray(qdd, dtype=self.dtype) @ self.Hphi + phia
         return (alpha @ self.Mb.T + b) @ self.Hphi.T
 
+    def bias_abs(self) -> np.ndarray:
+        """|Hφ|(|M||φ*||a| + |b|): C = Hφ(Mφ*a + b) evaluated with absolute values."""
+        a, b = np.abs(self.ops.a), np.abs(self.ops.b)
+        phia = np.zeros(6 * self.model.n, dtype=self.dtype)
+        for (j, k), blk in self.phi.items():
+            phia[6 * k:6 * k + 6] += np.abs(blk.T) @ a[6 * j:6 * j + 6]
+        return np.abs(self.Hphi) @ (np.abs(self.Mb) @ phia + b)
+
     def upsilon(self) -> list:
         W = self.solve(self.Hphi)
         return [self.Hphi[:, 6 * k:6 * k + 6].T @ W[:, 6 * k:6 * k + 6] for k in range(self.model.n)]
@@ -721,9 +731,11 @@ class Record:
 class State:
     """Per-state yardsticks: the dense routes on crba(q) and (lazily) the extended reference.
 
-    ``e_solve``, ``e_inv``: errors of the LU solve of the drawn problems and the
-    residual of LU's inverse (they decide ``lost``); ``y_solve``, ``y_inv``: the
-    yardsticks, the larger of LU's and Cholesky's errors (Cholesky where it runs).
+    The float64 dense routes (:attr:`routes`): LU and Cholesky on (crba(q), bias(q, q̇)),
+    and LU on both perturbed at the scale of their own first-order rounding
+    (:meth:`perturbed`).  ``e_solve``, ``e_inv``: the LU solve error of the drawn
+    problems and the residual of LU's inverse (they decide ``lost``); ``y_solve``,
+    ``y_inv``: the yardsticks, the largest of these errors over the routes.
     """
 
     def __init__(self, case: Case, idx, Mhat, bias, tau):
@@ -731,44 +743,52 @@ class State:
         m = case.model
         self.q, self.qd, self.qdd = case.q[idx], case.qd[idx], case.qdd[idx]
         self.Mhat, self.bias, self.tau = Mhat[idx], bias[idx], tau[idx]
-        self.methods = ["lu"]
-        errs = {}
+        self.routes = []    # (method, ℳ, C) of the float64 dense routes that run
+        errs = []
         with np.errstate(all="ignore"):
-            for method in ("lu", "chol"):
+            for method, M, C in (("lu", self.Mhat, self.bias), ("chol", self.Mhat, self.bias),
+                                 ("lu",) + self.perturbed()):
                 try:
-                    x = dense_solve(method, self.Mhat, (self.tau - self.bias).T).T
-                    X = dense_solve(method, self.Mhat, np.eye(m.ndof))
+                    x = dense_solve(method, M, (self.tau - C).T).T
+                    X = dense_solve(method, M, np.eye(m.ndof))
                 except (np.linalg.LinAlgError, ValueError):  # singular / not positive definite
-                    x, X = np.full(self.qdd.shape, np.nan), np.full((m.ndof, m.ndof), np.nan)
-                    if method == "chol":
-                        continue
-                if method == "chol":
-                    self.methods.append("chol")
-                errs[method] = (_nan_inf(rows_err(x, self.qdd)), _nan_inf(residual(X, self.Mhat)))
-        self.e_solve, self.e_inv = errs["lu"]
-        self.y_solve = max([e[0] for e in errs.values()] + [self.data_rounding()])
-        self.y_inv = max(e[1] for e in errs.values())
+                    if not self.routes:  # LU on crba itself fails: LU is lost
+                        self.routes.append((method, M, C))
+                        errs.append((np.inf, np.inf))
+                    continue
+                self.routes.append((method, M, C))
+                errs.append((_nan_inf(rows_err(x, self.qdd)), _nan_inf(residual(X, self.Mhat))))
+        self.e_solve, self.e_inv = errs[0]
+        self.y_solve = max(e[0] for e in errs)
+        self.y_inv = max(e[1] for e in errs)
 
-    def data_rounding(self) -> float:
-        """The error in q̈ that rounding the data τ and C at eps already causes.
+    def perturbed(self):
+        """(ℳ + δℳ, C + δC): crba(q) and bias(q, q̇) perturbed at the scale of their rounding.
 
-        ‖ℳ⁻¹ δ‖/‖q̈‖ for δ_i = ±eps (|τ_i| + |C_i|) (fixed pseudo-random signs), the
-        worst over the right-hand sides: no method that forms τ − C in float64 can
-        be asked to beat it.  It matters where τ is mostly gravity, e.g. one
-        pendulum with |C| ~ 3000 |ℳ q̈|: LU's error there is set by how its own
-        rounding of C happens to fall and is, now and then, 10x below this level.
+        δℳ_ij = u_ij eps |ℳ|_ij (u symmetric, uniform in [-1, 1]) with |ℳ| = |Hφ||M||Hφ|*,
+        and δC_i = u_i eps (|τ|_i + |C|_i) with |C| = |Hφ|(|M||φ*||a| + |b|): ℳ and C
+        evaluated with absolute values, the scale of the first-order rounding of any
+        float64 evaluation of them (fixed pseudo-random u).  The LU solution with these
+        data is an answer that a dense method, rounding differently, could as well have
+        given.  It matters where the answer's error is set by how the rounding of ℳ or
+        C happens to fall, not by the factorization, so that LU and Cholesky are lucky
+        together: near a gimbal lock (the rounding of ℳ along its near-null direction,
+        LU 200x below its level at the neighbouring states) or for a millimetre
+        pendulum whose gravity torque is 1000x smaller than the moments it is a
+        difference of.
         """
-        m = self.case.model
-        signs = np.random.default_rng(12345).choice((-1.0, 1.0), size=self.tau.shape)
-        delta = EPS * (np.abs(self.tau) + np.abs(self.bias)) * signs
-        with np.errstate(all="ignore"):
-            try:
-                dx = np.linalg.solve(self.Mhat, delta.T).T
-            except np.linalg.LinAlgError:
-                return np.inf
-        num = np.linalg.norm(dx, axis=-1)
-        den = np.maximum(np.linalg.norm(self.qdd, axis=-1), 1e-300)
-        return _nan_inf(float((num / den).max())) if m.ndof else 0.0
+        route = DenseRoute(self.case.model, self.q, self.qd)
+        rng = np.random.default_rng(12345)
+        N = self.case.model.ndof
+        U = rng.uniform(-1.0, 1.0, size=(N, N))
+        U = np.triu(U) + np.triu(U, 1).T
+        Habs = np.abs(route.Hphi)
+        Mabs = np.concatenate([Habs[:, 6 * k:6 * k + 6] @ np.abs(route.Mb[6 * k:6 * k + 6, 6 * k:6 * k + 6])
+                               for k in range(self.case.model.n)], 1) @ Habs.T
+        u = rng.uniform(-1.0, 1.0, size=self.bias.shape)
+        Cabs = route.bias_abs()
+        return (self.Mhat + EPS * U * Mabs,
+                self.bias + EPS * u * (np.abs(self.tau).max(axis=0) + Cabs))
 
     @cached_property
     def ref(self) -> DenseRoute:
@@ -776,9 +796,9 @@ class State:
 
     @cached_property
     def dense(self) -> list:
-        """The float64 dense routes on crba(q): LU, and Cholesky if it runs."""
-        return [DenseRoute(self.case.model, self.q, self.qd, M_used=self.Mhat, method=mt)
-                for mt in self.methods]
+        """The float64 dense routes (:attr:`routes`) as DenseRoutes, for the matrix outputs."""
+        return [DenseRoute(self.case.model, self.q, self.qd, M_used=M, method=mt)
+                for mt, M, _ in self.routes]
 
     @cached_property
     def cond(self) -> float:
