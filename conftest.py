@@ -9,6 +9,12 @@ ROOT = pathlib.Path(__file__).resolve().parent
 # no deadline (timing belongs in benchmarks/, not in tests).
 settings.register_profile("opalg", derandomize=True, deadline=None, max_examples=25,
                           print_blob=True)
+# Opt-in: `pytest tests/test_property.py --hypothesis-profile=thorough` (the flag comes from
+# hypothesis' pytest plugin): >= 1,000 new random models per property test, not derandomized,
+# so every run explores new models (print_blob gives the reproduction of a failure).
+# Meant for tests/test_property.py only; the rest of the suite would run 1,000 examples too.
+settings.register_profile("thorough", parent=settings.get_profile("opalg"), max_examples=1000,
+                          derandomize=False)
 settings.load_profile("opalg")
 
 
