@@ -47,6 +47,19 @@ def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarr
         index of the first non-numeric or non-finite entry.
     """
     size = model.ndof if last is None else last
+    a = _read(x, name)
+    if a.ndim == 0 or a.shape[-1] != size:
+        raise StateError(
+            f"{name} has shape {a.shape}, expected (..., {size}) for a model with N={model.ndof} dof"
+        )
+    a, bad = _double(a)
+    if bad is not None:
+        raise StateError(f"{name} has a non-finite entry at index {bad[0]} ({bad[1]})")
+    return a
+
+
+def _read(x, name: str) -> np.ndarray:
+    """``x`` as a numeric or sympy array (strings refused unevaluated), or StateError."""
     try:
         a = bk.asarray(x, name, StateError)
     except (TypeError, ValueError) as e:
@@ -55,16 +68,14 @@ def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarr
         raise StateError(f"{name}: cannot be read as an array ({e})") from None
     if a.dtype.kind not in "fcO":
         raise StateError(f"{name} must be numeric (or sympy), got dtype {a.dtype}")
-    if a.ndim == 0 or a.shape[-1] != size:
-        raise StateError(
-            f"{name} has shape {a.shape}, expected (..., {size}) for a model with N={model.ndof} dof"
-        )
+    return a
+
+
+def _double(a: np.ndarray):
+    """float16/32 (complex64) cast to double, and the first non-finite entry (or None)."""
     if a.dtype.kind in "fc" and a.dtype.itemsize < (8 if a.dtype.kind == "f" else 16):
         a = a.astype(np.float64 if a.dtype.kind == "f" else np.complex128)
-    bad = bk.first_nonfinite(a)
-    if bad is not None:
-        raise StateError(f"{name} has a non-finite entry at index {bad[0]} ({bad[1]})")
-    return a
+    return a, bk.first_nonfinite(a)
 
 
 #: States per pass of a batched recursion.  Arrays of (1024, 6, 6) doubles (288 KiB)
@@ -83,20 +94,11 @@ def check_forces(model: Model, f, name: str) -> np.ndarray:
         Naming the argument, its shape and the expected trailing shape, or the
         first non-finite entry (body and component).
     """
-    try:
-        a = bk.asarray(f, name, StateError)
-    except (TypeError, ValueError) as e:
-        if isinstance(e, StateError):
-            raise
-        raise StateError(f"{name}: cannot be read as an array ({e})") from None
-    if a.dtype.kind not in "fcO":
-        raise StateError(f"{name} must be numeric (or sympy), got dtype {a.dtype}")
+    a = _read(f, name)
     if a.ndim < 2 or a.shape[-2:] != (model.n, 6):
         raise StateError(f"{name} has shape {a.shape}, expected (..., {model.n}, 6): one spatial "
                          f"force [moment; force] per body of the model")
-    if a.dtype.kind in "fc" and a.dtype.itemsize < (8 if a.dtype.kind == "f" else 16):
-        a = a.astype(np.float64 if a.dtype.kind == "f" else np.complex128)
-    bad = bk.first_nonfinite(a)
+    a, bad = _double(a)
     if bad is not None:
         raise StateError(f"{name} has a non-finite entry at index {bad[0]} (body {bad[0][-2]}, "
                          f"component {bad[0][-1]})")

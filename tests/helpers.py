@@ -11,9 +11,28 @@
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
+import pytest
 
 import opalg
+
+#: A string that sympify() would *evaluate*: it sets FLAG on builtins (and returns 1).
+FLAG = "_opalg_test_string_was_evaluated"
+EVIL = f"__import__('builtins').__setattr__('{FLAG}', True) or 1"
+
+
+@pytest.fixture(autouse=True)
+def no_string_evaluated():
+    """Autouse where imported: the test fails if any string was evaluated (EVIL sets FLAG)."""
+    if hasattr(builtins, FLAG):
+        delattr(builtins, FLAG)
+    yield
+    evaluated = hasattr(builtins, FLAG)
+    if evaluated:
+        delattr(builtins, FLAG)
+    assert not evaluated, "a string was evaluated"
 
 
 # ---------------------------------------------------------------------------

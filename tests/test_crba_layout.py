@@ -12,7 +12,7 @@ import pytest
 
 import opalg
 from opalg import _backend as bk
-from opalg.dynamics import _crba_layout, composite_inertias
+from opalg.dynamics import _crba_layout, _crba_pairs, composite_inertias
 from opalg.kinematics import body_kinematics
 
 from helpers import ancestors, assert_close, make_model
@@ -21,24 +21,12 @@ RTOL = 1e-13
 
 
 def crba_reference(model, q):
-    """ℳ(k,k) = H R H*, ℳ(i,j) = H(i) φ(i,j) R(j) H*(j): one pass per (body, ancestor) pair."""
+    """ℳ(k,k) = H R H*, ℳ(i,j) = H(i) φ(i,j) R(j) H*(j): one pass per (body, ancestor) pair —
+    the textbook loop, which opalg keeps for sympy entries (``dynamics._crba_pairs``) and which
+    shares nothing with the per-body sweep of ``crba`` beyond the composite inertias."""
     q = bk.asarray(q)
     R, kin = composite_inertias(model, q, body_kinematics(model, q))
-    N = model.ndof
-    out = bk.zeros(kin.batch + (N, N), q, *R)
-    for j in range(model.n):
-        sj = model.dof_slice[j]
-        F = R[j] @ kin.S[j]
-        out[..., sj, sj] = bk.mT(kin.S[j]) @ F
-        k = j
-        while model.parents[k] != -1:
-            F = bk.mT(kin.Xup[k]) @ F
-            k = model.parents[k]
-            sk = model.dof_slice[k]
-            blk = bk.mT(kin.S[k]) @ F
-            out[..., sk, sj] = blk
-            out[..., sj, sk] = bk.mT(blk)
-    return out
+    return _crba_pairs(model, R, kin, q)
 
 
 def six_dof_tree():

@@ -16,23 +16,10 @@ import sympy as sp
 import opalg
 from opalg import Joint, Model, ModelError, StateError
 
+from helpers import EVIL, FLAG, no_string_evaluated  # noqa: F401  (autouse fixture)
+
 E3, Z3 = np.eye(3), np.zeros(3)
 BOX = (1.0, np.array([0.1, 0.0, 0.0]), np.diag([0.2, 0.3, 0.4]))
-FLAG = "_opalg_test_string_was_evaluated"
-#: sympify() of this string would set a flag on builtins (and return 1).
-EVIL = f"__import__('builtins').__setattr__('{FLAG}', True) or 1"
-
-
-@pytest.fixture(autouse=True)
-def no_flag():
-    """Every test here starts without the flag and fails if any string was evaluated."""
-    if hasattr(builtins, FLAG):
-        delattr(builtins, FLAG)
-    yield
-    evaluated = hasattr(builtins, FLAG)
-    if evaluated:
-        delattr(builtins, FLAG)
-    assert not evaluated, "a string was evaluated"
 
 
 @pytest.fixture(scope="module")

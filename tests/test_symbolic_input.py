@@ -3,7 +3,6 @@ module; ``import opalg`` without sympy (in a subprocess)."""
 
 from __future__ import annotations
 
-import builtins
 import pathlib
 import subprocess
 import sys
@@ -17,21 +16,9 @@ import opalg
 from opalg import ModelError, OpalgError, SingularConfigurationError, StateError
 from opalg.symbolic import Body, Hinge, RootMotion, TreeSystem, deployable_example
 
+from helpers import EVIL, FLAG, no_string_evaluated  # noqa: F401  (autouse fixture)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FLAG = "_opalg_test_string_was_evaluated"
-EVIL = f"__import__('builtins').__setattr__('{FLAG}', True) or 1"
-
-
-@pytest.fixture(autouse=True)
-def no_flag():
-    """Each test fails if any string was evaluated (sympify(EVIL) sets the flag)."""
-    if hasattr(builtins, FLAG):
-        delattr(builtins, FLAG)
-    yield
-    evaluated = hasattr(builtins, FLAG)
-    if evaluated:
-        delattr(builtins, FLAG)
-    assert not evaluated, "a string was evaluated"
 
 
 def build(hinge=None, body=None, gravity=(0, 0, -9.81), base="fixed", T=(0,)):
