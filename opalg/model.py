@@ -24,6 +24,7 @@ applied only to entries that are numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -214,14 +215,16 @@ class Model:
         self.symbolic = bk.is_symbolic(*self.X_tree, *self.I_spatial, self.gravity,
                                        *[j.axes for j in self.joints])
 
-    @property
+    @cached_property
     def joint_sizes(self) -> tuple[int, ...]:
         """n_k for every body."""
         return tuple(j.ndof for j in self.joints)
 
-    @property
+    @cached_property
     def joint_names(self) -> tuple[str, ...]:
-        """Joint names in q order (one entry per joint; multi-dof joints appear once)."""
+        """Joint names in q order (one entry per joint; multi-dof joints appear once).
+
+        Computed once (the joints never change): recursions name joints in messages."""
         return tuple(j.name or f"joint{k}" for k, j in enumerate(self.joints))
 
     def joint_dofs(self, joint_names: Sequence[str]) -> np.ndarray:
