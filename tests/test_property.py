@@ -969,6 +969,8 @@ def evaluate(case: Case, name: str, sts=None) -> list:
             err, err_dense = s.measure(name, o)
         ok = err <= FACTOR * err_dense + FLOOR
         why = "" if ok else f"error {err:.2e} > {FACTOR:g} x dense error {err_dense:.2e} + {FLOOR:g}"
+        if not ok and s.lost:
+            why += " (LU is lost here too: refuse instead of returning a result this much worse)"
         recs.append(Record(name, s.idx, ok, err, err_dense, s.cond, s.lost, None, why))
     return recs
 
