@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _backend as bk
-from .kinematics import body_kinematics, chunked
+from .kinematics import body_kinematics, check_state, chunked, overflow_guard
 from .model import Model
 from .riccati import Articulated, articulated
 
@@ -216,7 +216,13 @@ def upsilon(model: Model, q, art: Articulated | None = None) -> list:
     >>> bool(np.allclose(Y[4], ops.Omega.block(4, 4)))
     True
     """
-    art = articulated(model, q) if art is None else art
+    if art is None:  # a public call: validated, and an overflow is reported as one
+        q = check_state(model, q, "q")
+        return overflow_guard("upsilon", lambda: _upsilon(model, articulated(model, q)), {"q": q})
+    return _upsilon(model, art)
+
+
+def _upsilon(model: Model, art: Articulated) -> list:
     kin = art.kin
     Y = [None] * model.n
     for k in model.order:
@@ -247,7 +253,7 @@ def minv_diag(model: Model, q) -> list:
     True
     """
     art = articulated(model, q, body_kinematics(model, q, validate=False))
-    Y = upsilon(model, q, art)
+    Y = _upsilon(model, art)
     out = []
     for k in range(model.n):
         p = model.parents[k]

@@ -239,9 +239,26 @@ def body_kinematics(model: Model, q, qd=None, gravity: bool = True, validate: bo
     """
     if not isinstance(gravity, (bool, np.bool_)):  # every recursion passes its flag through here
         raise StateError(f"gravity must be True or False, got {gravity!r}")
-    if validate:  # internal callers pass arrays checked at the public entry point
-        q = check_state(model, q, "q")
-        qd = None if qd is None else check_state(model, qd, "qd")
+    if not validate:  # internal callers pass arrays checked at the public entry point
+        return _body_kinematics(model, q, qd, gravity)
+    q = check_state(model, q, "q")
+    qd = None if qd is None else check_state(model, qd, "qd")
+    return overflow_guard("body_kinematics", lambda: _body_kinematics(model, q, qd, gravity),
+                          {"q": q, "qd": qd},
+                          lambda kin: [*kin.Xup, *(kin.V or []), *(kin.a or []), *(kin.b or [])])
+
+
+def overflow_guard(fname: str, compute, inputs: dict, parts=lambda out: out):
+    """Run ``compute()`` without RuntimeWarnings; a non-finite numeric result (an overflow
+    from finite inputs) is a StateError naming ``fname`` — for public entry points that
+    do not go through :func:`chunked`.  ``parts(out)`` lists the arrays to check."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out = compute()
+    _check_result(fname, parts(out), {k: v for k, v in inputs.items() if v is not None})
+    return out
+
+
+def _body_kinematics(model: Model, q, qd, gravity: bool) -> Kinematics:
     batch = broadcast_batch(model, q=q, qd=qd)
     n = model.n
     Xup, S = [None] * n, [None] * n

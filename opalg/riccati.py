@@ -46,7 +46,7 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import ModelError, SingularConfigurationError
-from .kinematics import Kinematics, body_kinematics, check_state
+from .kinematics import Kinematics, body_kinematics, check_state, overflow_guard
 from .model import Model
 
 #: c of the E12 tests: a pivot within c·ε of its scale is rounding noise.  At that
@@ -178,9 +178,14 @@ def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
     >>> bool(np.allclose(art.P_plus[1], art.P_plus[1].T, rtol=0, atol=1e-15 * abs(art.P_plus[1]).max()))
     True
     """
-    if kin is None:
+    if kin is None:  # a public call: validated, and an overflow is reported as one
         q = check_state(model, q, "q")
-        kin = body_kinematics(model, q, validate=False)
+        return overflow_guard("articulated", lambda: _riccati(model, q, body_kinematics(model, q, validate=False)),
+                              {"q": q}, lambda art: art.P + art.P_plus)
+    return _riccati(model, q, kin)
+
+
+def _riccati(model: Model, q, kin: Kinematics) -> Articulated:
     n = model.n
     # Read-only broadcast views: P(k) starts as M(k) for every state without a copy.
     P = [np.broadcast_to(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]

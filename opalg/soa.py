@@ -38,7 +38,7 @@ from .algebra import BlockDiagonal, EdgeOperator, Identity, SPO
 from .innovations import upsilon
 from .riccati import Articulated, articulated
 from .dynamics import composite_inertias
-from .kinematics import body_kinematics, check_state
+from .kinematics import body_kinematics, check_state, overflow_guard
 from .model import Model
 
 
@@ -89,7 +89,8 @@ class SpatialOperators:
     # -- articulated body / innovations --------------------------------------
     @cached_property
     def art(self) -> Articulated:
-        return articulated(self.model, self.q, self.kin)
+        return overflow_guard("operators(...).art", lambda: articulated(self.model, self.q, self.kin),
+                              {"q": self.q, "qd": self.qd}, lambda art: art.P + art.P_plus)
 
     @cached_property
     def P(self) -> BlockDiagonal:

@@ -280,3 +280,23 @@ def test_strings_in_joint_axes_and_frames_are_refused_with_the_right_type():
     m = opalg.random_model(3, seed=0)
     with pytest.raises(opalg.StateError, match=r"frame on body 1: origin p"):
         opalg.frame_jacobian(m, np.zeros(m.ndof), (1, ["__import__('os')", 0, 0]))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m, big: opalg.operators(m, np.zeros(m.ndof), big).b, r"^body_kinematics: .* max \|qd\| = 1e\+200"),
+    (lambda m, big: opalg.kinematics.body_kinematics(m, np.zeros(m.ndof), big), r"^body_kinematics: "),
+    (lambda m, big: opalg.articulated(m, big), r"^articulated: .*max \|q\| = 1e\+200"),
+    (lambda m, big: opalg.upsilon(m, big), r"^articulated: "),
+    (lambda m, big: opalg.operators(m, big).P, r"^operators\(\.\.\.\)\.art: "),
+])
+def test_overflow_outside_the_chunked_recursions_is_a_state_error(call, match):
+    """Entry points that do not go through the chunked wrapper (operators, articulated, upsilon,
+    body_kinematics) also report an overflow from finite input as a StateError, with no
+    RuntimeWarning and no silent NaN."""
+    import warnings
+    m = opalg.random_model(4, seed=0)             # has prismatic joints: q = 1e200 overflows
+    big = np.full(m.ndof, 1e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(opalg.StateError, match=match):
+            call(m, big)
