@@ -37,7 +37,8 @@ The script measures the opalg of the checkout it lives in (it puts that checkout
 on ``sys.path`` and ``PYTHONPATH``).  About 3–5 minutes on a quiet 2-core machine.
 
 Run: ``make bench-core`` or ``python benchmarks/bench_core.py [--skip-accuracy]
-[--skip-scaling] [--skip-import] [--sizes 2000 16000] [--timeout 60]``.
+[--skip-scaling] [--skip-import] [--sizes 2000 16000] [--timeout 60] [--calls ...]``;
+e.g. ``--skip-accuracy --skip-import --calls from_urdf --sizes 120000`` times a 120,000-link URDF import.
 """
 from __future__ import annotations
 
@@ -299,13 +300,15 @@ def run_child(what: str, n: int, path: str, repeat: int, timeout: float) -> dict
     return res
 
 
-def print_scaling(sizes, timeout: float) -> None:
+CALLS = ("Model", "body_kinematics", "rnea", "aba", "articulated", "minv_diag", "upsilon", "from_urdf",
+         "crba", "minv")
+
+
+def print_scaling(sizes, timeout: float, whats=CALLS) -> None:
     print("\n(b) size scaling: revolute serial chains; each row a fresh subprocess (see the docstring);")
     print("    'first' = first call on a freshly loaded model, 'repeat' = best of the further calls;")
     print("    peak = resident high-water mark during the first call minus the resident size before it (MiB;")
     print("    the mark is reset first through /proc/self/clear_refs; * = reset refused, ru_maxrss difference)")
-    whats = ["Model", "body_kinematics", "rnea", "aba", "articulated", "minv_diag", "upsilon", "from_urdf",
-             "crba", "minv"]
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
@@ -318,6 +321,9 @@ def print_scaling(sizes, timeout: float) -> None:
             for what in whats:
                 if what in ("crba", "minv") and n > 2000:
                     continue
+                if what not in ("Model", "from_urdf") and not os.path.exists(mpath):
+                    if "Model" not in whats:  # asked for other calls only: build it untimed
+                        run_child("Model", n, mpath, 0, BUILD_TIMEOUT)
                 if what not in ("Model", "from_urdf") and not os.path.exists(mpath):
                     print(f"  {what:>16}  skipped (no model: Model() did not finish)", flush=True)
                     continue
@@ -380,6 +386,8 @@ def main() -> None:
     ap.add_argument("--skip-import", action="store_true")
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 16000])
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds allowed for one measured call")
+    ap.add_argument("--calls", nargs="+", choices=CALLS, default=list(CALLS),
+                    help="which calls the scaling part measures (e.g. --calls from_urdf --sizes 120000)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     print(f"opalg {opalg.__version__} from {os.path.dirname(opalg.__file__)}; numpy {np.__version__}; "
@@ -387,7 +395,7 @@ def main() -> None:
     if not args.skip_accuracy:
         print_accuracy()
     if not args.skip_scaling:
-        print_scaling(args.sizes, args.timeout)
+        print_scaling(args.sizes, args.timeout, args.calls)
     if not args.skip_import:
         print_import()
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
