@@ -30,6 +30,7 @@ import numpy as np
 from . import _backend as bk
 from .spatial import motion_transform, rotation_about, skew
 
+
 class AxisKind:
     """A primitive axis kind: local 6-vector, transform and fast-path coefficients.
 

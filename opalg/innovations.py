@@ -94,26 +94,26 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
     def col(v):
         return v[..., None]
 
+    res = Innovations(None)
+    if keep:
+        res.z, res.z_plus, res.alpha_plus, res.alpha, res.f = ([None] * n for _ in range(5))
     zp, epsl = [None] * n, [None] * n
-    keep_z = [None] * n if keep else None
-    keep_zp = [None] * n if keep else None
     for k in reversed(order):
-        zk = col(bk.mv(art.P[k], a[k]) + (0 if b is None else b[k])) if a is not None else (
-            col(b[k]) if b is not None else bk.zeros(batch + (6, r), *likes))
-        if zk.shape[-1] != r:
-            zk = np.broadcast_to(zk, zk.shape[:-1] + (r,))
+        # z(k) = P a + b + Σ_c φ(k,c) z⁺(c): the terms that are given, then the children's.
+        if a is None and b is None:
+            zk = bk.zeros(batch + (6, r), *likes)
+        else:   # a and b may carry more batch axes than T (e.g. a batch of external forces)
+            own = (bk.mv(art.P[k], a[k]) if a is not None else 0) + (b[k] if b is not None else 0)
+            zk = np.broadcast_to(col(own), col(own).shape[:-1] + (r,))
         for c in model.children[k]:
             zk = zk + bk.mm(bk.mT(kin.Xup[c]), zp[c])
             if not keep:
                 zp[c] = None            # consumed: release it
         zp[k], epsl[k] = art.pivot_inward(k, T[..., model.dof_slice[k], :], zk)
         if keep:
-            keep_z[k], keep_zp[k] = zk, zp[k]
+            res.z[k], res.z_plus[k] = zk, zp[k]
     qdd, alpha = [None] * n, [None] * n
     pending = [len(c) for c in model.children]
-    res = Innovations(None)
-    if keep:
-        res.z, res.z_plus, res.alpha_plus, res.alpha, res.f = keep_z, keep_zp, [None] * n, [None] * n, [None] * n
     for k in order:
         p = parents[k]
         ap = bk.zeros(batch + (6, r), *likes) if p == -1 else bk.mm(kin.Xup[k], alpha[p])
@@ -218,7 +218,8 @@ def upsilon(model: Model, q, art: Articulated | None = None) -> list:
     """
     if art is None:  # a public call: validated, and an overflow is reported as one
         q = check_state(model, q, "q")
-        return overflow_guard("upsilon", lambda: _upsilon(model, articulated(model, q)), {"q": q})
+        return overflow_guard("upsilon", lambda: _upsilon(
+            model, articulated(model, q, body_kinematics(model, q, validate=False))), {"q": q})
     return _upsilon(model, art)
 
 

@@ -221,37 +221,37 @@ def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: bool) -> None:
     """The E12 tests for axis i of body k, before its pivot is used (numeric only).
 
-    ``first``: axis i is the first one eliminated, so its D_ii is its pivot d_i.
+    ``first``: axis i is the first one eliminated, so its pivot d_i is D_ii itself and
+    only the mass test applies (1-dof joints never need the dependency test).
     """
     s = s[..., 0]
-    w2 = np.sum(s[..., :3] ** 2, -1)
-    v2 = np.sum(s[..., 3:] ** 2, -1)
-    # D_ii = S_i* P(k) S_i, before any axis of body k was eliminated.
-    D_ii = d_i[..., 0, 0] if first else np.einsum("...i,...ij,...j->...", s, P, s)
-    ref = w2 * scale[0] + v2 * scale[1]
     d_i = d_i[..., 0, 0]
-    joint = model.joint_names[k]
-    # Non-finite values come from an overflow, which the chunked wrapper reports as one.
+    # D_ii = S_i* P(k) S_i, before any axis of body k was eliminated.
+    D_ii = d_i if first else np.einsum("...i,...ij,...j->...", s, P, s)
+    ref = np.sum(s[..., :3] ** 2, -1) * scale[0] + np.sum(s[..., 3:] ** 2, -1) * scale[1]
+    # Non-finite values come from an overflow, which the overflow guard reports as one.
     finite = np.isfinite(D_ii) & np.isfinite(ref)
     bad = ~(D_ii > PIVOT_TOL * ref) & finite
     if np.any(bad):
         raise ModelError(
-            f"body {k} ({model.names[k]}), joint {joint}, axis {i}: moves no mass at this "
-            f"configuration (H P H* = {_first(D_ii, bad):.3e} against its scale "
+            f"body {k} ({model.names[k]}), joint {model.joint_names[k]}, axis {i}: moves no mass at "
+            f"this configuration (H P H* = {_first(D_ii, bad):.3e} against its scale "
             f"{_first(ref, bad):.3e}); the joint's subtree is massless along this axis"
         )
+    if first:
+        return
     bad = ~(d_i > PIVOT_TOL * D_ii) & finite & np.isfinite(d_i)
     if np.any(bad):
-        idx = tuple(int(j) for j in np.argwhere(np.broadcast_to(bad, np.shape(bad)))[0]) if np.ndim(bad) else ()
-        qk = None if q is None else np.asarray(np.broadcast_to(q, kin.batch + q.shape[-1:])[idx])[
-            model.dof_slice[k]]
+        idx = tuple(int(j) for j in np.argwhere(bad)[0]) if np.ndim(bad) else ()
+        qk = np.asarray(np.broadcast_to(q, kin.batch + q.shape[-1:])[idx])[model.dof_slice[k]]
         where = f" at batch index {idx}" if idx else ""
+        sl = model.dof_slice[k]
         raise SingularConfigurationError(
-            f"body {k} ({model.names[k]}), joint {joint}: singular configuration{where}, "
-            f"q[{model.dof_slice[k].start}:{model.dof_slice[k].stop}] = {np.round(qk, 12).tolist() if qk is not None else '?'}: "
-            f"its axes are dependent here (pivot of axis {i} is {_first(d_i / D_ii, bad):.1e} of "
-            "its diagonal; e.g. an Euler-angle joint in gimbal lock)",
-            body=k, joint=joint, q=qk,
+            f"body {k} ({model.names[k]}), joint {model.joint_names[k]}: singular configuration{where}, "
+            f"q[{sl.start}:{sl.stop}] = {np.round(qk, 12).tolist()}: its axes are dependent here "
+            f"(pivot of axis {i} is {_first(d_i / D_ii, bad):.1e} of its diagonal; e.g. an "
+            "Euler-angle joint in gimbal lock)",
+            body=k, joint=model.joint_names[k], q=qk,
         )
 
 

@@ -286,7 +286,7 @@ def test_strings_in_joint_axes_and_frames_are_refused_with_the_right_type():
     (lambda m, big: opalg.operators(m, np.zeros(m.ndof), big).b, r"^body_kinematics: .* max \|qd\| = 1e\+200"),
     (lambda m, big: opalg.kinematics.body_kinematics(m, np.zeros(m.ndof), big), r"^body_kinematics: "),
     (lambda m, big: opalg.articulated(m, big), r"^articulated: .*max \|q\| = 1e\+200"),
-    (lambda m, big: opalg.upsilon(m, big), r"^articulated: "),
+    (lambda m, big: opalg.upsilon(m, big), r"^upsilon: "),
     (lambda m, big: opalg.operators(m, big).P, r"^operators\(\.\.\.\)\.art: "),
 ])
 def test_overflow_outside_the_chunked_recursions_is_a_state_error(call, match):
@@ -300,3 +300,18 @@ def test_overflow_outside_the_chunked_recursions_is_a_state_error(call, match):
         warnings.simplefilter("error")
         with pytest.raises(opalg.StateError, match=match):
             call(m, big)
+
+
+def test_fext_batch_beyond_the_states_reaches_aba():
+    """A batch of external forces on one state: aba broadcasts it like rnea does."""
+    m = opalg.random_model(5, "tree", seed=6)
+    rng = np.random.default_rng(6)
+    q, qd, qdd = rng.normal(size=(3, m.ndof))
+    f = rng.normal(size=(4, m.n, 6))
+    tau = opalg.rnea(m, q, qd, qdd, f_ext=f)          # (4, N): one τ per force
+    assert tau.shape == (4, m.ndof)
+    assert np.allclose(opalg.aba(m, q, qd, tau[2], f_ext=f[2]), qdd, rtol=1e-10, atol=1e-10)
+    out = opalg.aba(m, q, qd, tau[0], f_ext=f)        # one τ, four forces
+    assert out.shape == (4, m.ndof)
+    assert np.allclose(out[0], qdd, rtol=1e-10, atol=1e-10)
+    assert not np.allclose(out[1], qdd)
