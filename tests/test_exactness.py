@@ -91,7 +91,7 @@ def test_post_hinge_inertia_stays_symmetric():
 @pytest.mark.parametrize("delta", [1e-2, 1e-3, 1e-4, 1e-5])
 def test_gimbal_sweep_as_accurate_as_one_axis_at_a_time(delta):
     """Near the gimbal lock of the middle joint (q₂ = π/2 − δ) ABA is within 10× the
-    1-dof split chain and within 10× LU (+1e-13), at cond(ℳ) up to ~1e14."""
+    1-dof split chain and within 10·cond(ℳ)·ε, at cond(ℳ) up to ~1e14."""
     m, ms = spherical_chain(3), spherical_chain(3, split=True)
     errs = []
     for seed in range(3):
@@ -103,7 +103,13 @@ def test_gimbal_sweep_as_accurate_as_one_axis_at_a_time(delta):
         split = _rel(opalg.aba(ms, q, qd, opalg.rnea(ms, q, qd, qdd)), qdd)
         lu = _lu_error(m, q, qd, qdd, tau)
         errs.append((err, split, lu))
-        assert err <= 10 * min(split, lu) + 1e-13 or err <= 10 * max(split, lu) + 1e-13, errs
+        # The issue's bar: as accurate as handling the axes one at a time (10× for the
+        # different order of summation), and inside 10·cond(ℳ)·ε: the rounding of τ = rnea(q̈)
+        # and of the solve each cost a few cond(ℳ)·ε (measured up to 2.0 here, LU alike).  (LU itself is sometimes 10–20× luckier here: at
+        # δ = 1e-3, seed 2, LU 1.6e-7 against 2.9e-6 for ABA and 2.0e-6 for the split chain.)
+        cond = np.linalg.cond(opalg.crba(m, q))
+        assert err <= 10 * split + 1e-13, errs
+        assert err <= 10 * cond * np.finfo(float).eps, (err, cond)
     # on average no worse than the split chain (a single draw may favour either)
     assert np.mean([e[0] for e in errs]) <= 3 * np.mean([e[1] for e in errs]) + 1e-13, errs
 
