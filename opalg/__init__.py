@@ -13,7 +13,8 @@ Quick tour::
 Modules: :mod:`opalg.spatial` (spatial algebra), :mod:`opalg.model` (bodies, joints,
 topology), :mod:`opalg.builders`, :mod:`opalg.kinematics`, :mod:`opalg.algebra`
 (operator objects), :mod:`opalg.soa` (the operators of a model), :mod:`opalg.dynamics`
-(RNEA, CRBA), :mod:`opalg.innovations` (Riccati, ABA, ℳ⁻¹, Υ, Λ⁻¹).
+(RNEA, CRBA), :mod:`opalg.innovations` (Riccati, ABA, ℳ⁻¹, Υ, Λ⁻¹),
+:mod:`opalg.hybrid_dynamics` (hybrid dynamics, the actuators' reduced inertia).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from . import algebra, constrained, innovations, kinematics, operational, riccat
 from .riccati import Articulated, articulated
 from .innovations import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
 from .operational import frame_jacobian, lambda_inv
+from .hybrid_dynamics import hybrid, reduced_inertia
 from .builders import planar_arm, random_model, serial_chain
 from .dynamics import bias, composite_inertias, crba, rnea
 from .errors import (InfeasibleDirections, ModelError, OpalgError, SingularConfigurationError, StateError,
@@ -40,7 +42,7 @@ __all__ = [
     "aba", "articulated", "bias", "body_poses", "composite_inertias", "crba", "frame_jacobian",
     "lambda_inv", "minv", "minv_diag", "operators", "planar_arm", "random_model", "rnea",
     "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",
-    "InfeasibleDirections",
+    "InfeasibleDirections", "hybrid", "reduced_inertia",
 ]
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy

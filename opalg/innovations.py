@@ -24,7 +24,9 @@ from .riccati import Articulated, articulated
 class Innovations:
     r"""Result of :func:`innovations_passes` (lists indexed by body label).
 
-    ``qdd`` (..., N, r) always; with ``keep=True`` also, per body, ``z`` and
+    ``qdd`` (..., N, r) always (in hybrid mode (..., N_p, r), the passive
+    accelerations, and ``tau`` (..., N_a, r), the active forces); with
+    ``keep=True`` also, per body, ``z`` and
     ``z_plus`` (..., 6, r) (z = ψ(KT + Pa + b), z⁺ = z + Gε), the innovations
     ``eps`` = T − Hz and ``nu`` = D⁻¹ε (..., n_k, r), ``alpha_plus`` = φ*α(℘k),
     ``alpha`` (the body accelerations, E9c) and the hinge forces
@@ -39,10 +41,11 @@ class Innovations:
     alpha_plus: list | None = None
     alpha: list | None = None
     f: list | None = None
+    tau: np.ndarray | None = None
 
 
 def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
-                       keep: bool = False) -> Innovations:
+                       keep: bool = False, qdd_a=None) -> Innovations:
     r"""The inward (filtering) and outward (smoothing) passes of E9, with given T, a and b.
 
     .. math::
@@ -56,13 +59,20 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
     model's Coriolis terms a, b it is the ABA; with a = b = None it applies ℳ⁻¹
     (E8).  D⁻¹ and G are applied through the factored pivots of E11.
 
+    **Hybrid mode (G2)**, when ``art`` was built with a ``passive`` mask: H, D, G
+    are the passive H_p, D_h, G_h, ``T`` holds the passive forces T_p, ``qdd_a``
+    the prescribed active accelerations, and a(k) becomes a′(k) = a(k) +
+    H_a*(k)θ̈_a(k).  The outward pass also returns the active forces
+    T_a(k) = H_a(k)[P_h(k)(α⁺(k) + H_p*(k)θ̈_p(k)) + z(k)].
+
     Parameters
     ----------
     model : Model
     art : Articulated
         From :func:`opalg.articulated` at the same configuration.
     T : ndarray, shape (..., N, r)
-        r right-hand sides of generalized forces at once.
+        r right-hand sides of generalized forces at once (hybrid: (..., N_p, r),
+        the passive dofs in the model's dof order).
     a, b : list of (..., 6) arrays, optional
         Per-body accelerations and forces (None: zero).  An external force enters
         as b(k) − f_ext(k) (C9).
@@ -70,6 +80,8 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
         Keep every per-body intermediate (see :class:`Innovations`); otherwise
         each is released as soon as the passes no longer need it, so that
         memory stays O(n r) beyond the result.
+    qdd_a : ndarray, shape (..., N_a, r), optional
+        Hybrid mode only: the prescribed accelerations of the active dofs (None: 0).
 
     Returns
     -------
@@ -86,10 +98,18 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
     True
     """
     kin, n, order, parents = art.kin, model.n, model.order, model.parents
+    hybrid = art.passive is not None
+    rows_p, rows_a = art.rows if hybrid else (model.dof_slice, None)
     T = bk.asarray(T)
     r = T.shape[-1]
-    batch = np.broadcast_shapes(T.shape[:-2], kin.batch)
-    likes = (T, art.P[order[0]])
+    if qdd_a is not None:
+        if not hybrid:
+            raise ValueError("qdd_a needs an Articulated built with a passive mask (hybrid mode)")
+        qdd_a = bk.asarray(qdd_a)
+    batch = np.broadcast_shapes(T.shape[:-2], kin.batch, () if qdd_a is None else qdd_a.shape[:-2])
+    likes = (T, art.P[order[0]]) + (() if qdd_a is None else (qdd_a,))
+    # Bodies whose active forces are asked for (hybrid mode): they keep z(k) for the outward pass.
+    act = [hybrid and rows_a[k].stop > rows_a[k].start for k in range(n)]
 
     def col(v):
         return v[..., None]
@@ -97,28 +117,40 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
     res = Innovations(None)
     if keep:
         res.z, res.z_plus, res.alpha_plus, res.alpha, res.f = ([None] * n for _ in range(5))
-    zp, epsl = [None] * n, [None] * n
+    zp, epsl, zkeep, ap_ = [None] * n, [None] * n, [None] * n, [None] * n
     for k in reversed(order):
-        # z(k) = P a + b + Σ_c φ(k,c) z⁺(c): the terms that are given, then the children's.
-        if a is None and b is None:
+        # a′(k) = a(k) + H_a*(k) θ̈_a(k): the prescribed active accelerations join a (G1).
+        ak = None if a is None else col(a[k])
+        if act[k] and qdd_a is not None:
+            ak = (0 if ak is None else ak) + bk.mm(art.S_active[k], qdd_a[..., rows_a[k], :])
+        ap_[k] = ak
+        # z(k) = P a′ + b + Σ_c φ(k,c) z⁺(c): the terms that are given, then the children's.
+        if ak is None and b is None:
             zk = bk.zeros(batch + (6, r), *likes)
         else:   # a and b may carry more batch axes than T (e.g. a batch of external forces)
-            own = (bk.mv(art.P[k], a[k]) if a is not None else 0) + (b[k] if b is not None else 0)
-            zk = np.broadcast_to(col(own), col(own).shape[:-1] + (r,))
+            own = (bk.mm(art.P[k], ak) if ak is not None else 0) + (col(b[k]) if b is not None else 0)
+            zk = np.broadcast_to(own, own.shape[:-1] + (r,)) if own.shape[-1] == 1 else own
         for c in model.children[k]:
             zk = zk + bk.mm(bk.mT(kin.Xup[c]), zp[c])
             if not keep:
                 zp[c] = None            # consumed: release it
-        zp[k], epsl[k] = art.pivot_inward(k, T[..., model.dof_slice[k], :], zk)
+        zp[k], epsl[k] = art.pivot_inward(k, T[..., rows_p[k], :], zk)
         if keep:
             res.z[k], res.z_plus[k] = zk, zp[k]
-    qdd, alpha = [None] * n, [None] * n
+        elif act[k]:
+            zkeep[k] = zk
+    qdd, alpha, tau = [None] * n, [None] * n, [None] * n
     pending = [len(c) for c in model.children]
     for k in order:
         p = parents[k]
         ap = bk.zeros(batch + (6, r), *likes) if p == -1 else bk.mm(kin.Xup[k], alpha[p])
         qdd[k], al = art.pivot_outward(k, epsl[k], ap)
-        alpha[k] = al + (0 if a is None else col(a[k]))
+        if act[k]:   # T_a(k) = H_a(k) [P_h(k)(α⁺ + H_p*θ̈_p) + z(k)], the hinge force's active rows
+            zk = res.z[k] if keep else zkeep[k]
+            tau[k] = bk.mm(bk.mT(art.S_active[k]), bk.mm(art.P[k], al) + zk)
+            zkeep[k] = None
+        alpha[k] = al if ap_[k] is None else al + ap_[k]
+        ap_[k] = None
         if keep:
             res.alpha_plus[k], res.alpha[k] = ap, alpha[k]
             res.f[k] = art.P_plus[k] @ ap + zp[k]
@@ -128,11 +160,20 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
                 pending[p] -= 1
                 if pending[p] == 0:
                     alpha[p] = None     # every child has read it
-    res.qdd = np.concatenate(qdd, -2)
+    res.qdd = _cat(qdd, batch, r, T)
+    if hybrid:
+        res.tau = _cat([t for t in tau if t is not None], batch, r, T)
     if keep:
-        res.eps = [T[..., model.dof_slice[k], :] - bk.mm(bk.mT(kin.S[k]), res.z[k]) for k in range(n)]
+        S = art.S
+        res.eps = [T[..., rows_p[k], :] - bk.mm(bk.mT(S[k]), res.z[k]) for k in range(n)]
         res.nu = [bk.mm(art.Dinv[k], res.eps[k]) for k in range(n)]
     return res
+
+
+def _cat(parts: list, batch: tuple, r: int, like) -> np.ndarray:
+    """Stack per-body (..., n_k, r) blocks in label order (an empty list: shape (..., 0, r))."""
+    parts = [x for x in parts if x.shape[-2]] or [bk.zeros(batch + (0, r), like)]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, -2)
 
 
 @chunked(3, forces=("f_ext",))
@@ -227,7 +268,7 @@ def _upsilon(model: Model, art: Articulated) -> list:
     kin = art.kin
     Y = [None] * model.n
     for k in model.order:
-        S = kin.S[k]
+        S = art.S[k]    # the eliminated axes: all of H*(k), or H_p*(k) in hybrid mode
         Y[k] = S @ art.Dinv[k] @ bk.mT(S)
         p = model.parents[k]
         if p != -1:

@@ -45,7 +45,7 @@ from functools import cached_property
 import numpy as np
 
 from . import _backend as bk
-from .errors import ModelError, SingularConfigurationError
+from .errors import ModelError, SingularConfigurationError, StateError
 from .kinematics import Kinematics, body_kinematics, check_state, overflow_guard
 from .model import Model
 
@@ -67,9 +67,16 @@ class Articulated:
         axis i of body k (see the module docstring).
     kin : Kinematics
         The kinematics (transforms ``Xup``, subspaces ``S``) the recursion used.
+    passive : ndarray of bool, shape (N,), or None
+        Hybrid dynamics (G1): only the axes where ``passive`` is True were
+        eliminated (joint map H_p); None means every axis (the ordinary ABA).
+    axes : list of tuples
+        ``axes[k]``: the local indices of body k's eliminated axes.
 
     The block quantities ``D``, ``Dinv``, ``G``, ``tau_bar`` are properties,
     formed from the factors on first use (forward dynamics never needs them).
+    With ``passive`` they are the hybrid D_h, G_h, τ̄_h of the eliminated axes;
+    a body with none has D_h(k) empty, G_h(k) = 0 and τ̄_h(k) = I (pitfall 10).
     """
 
     P: list
@@ -77,18 +84,49 @@ class Articulated:
     U: list
     d: list
     kin: Kinematics
+    passive: np.ndarray | None = None
+    axes: list | None = None
+
+    def __post_init__(self):
+        if self.axes is None:
+            self.axes = [tuple(range(S.shape[-1])) for S in self.kin.S]
+
+    @cached_property
+    def S(self) -> list:
+        """Per body, the (..., 6, n_pk) columns of the eliminated axes (H_p*(k); all of H* without ``passive``)."""
+        if self.passive is None:
+            return list(self.kin.S)
+        return [S if len(ax) == S.shape[-1] else S[..., :, list(ax)] for S, ax in zip(self.kin.S, self.axes)]
+
+    @cached_property
+    def rows(self) -> tuple[list, list]:
+        """Per body, the slices of its eliminated (passive) and of its kept (active) dofs in the
+        vectors T_p (..., N_p) and θ̈_a (..., N_a) of :func:`opalg.hybrid` (each kind, taken in
+        the model's dof order, is contiguous per body)."""
+        out, ends = ([], []), [0, 0]
+        for S_, ax in zip(self.kin.S, self.axes):
+            for j, n_j in enumerate((len(ax), S_.shape[-1] - len(ax))):
+                out[j].append(slice(ends[j], ends[j] + n_j))
+                ends[j] += n_j
+        return out
+
+    @cached_property
+    def S_active(self) -> list:
+        """Per body, the (..., 6, n_ak) columns of the axes that were not eliminated (H_a*(k))."""
+        return [S[..., :, [i for i in range(S.shape[-1]) if i not in ax]] for S, ax in zip(self.kin.S, self.axes)]
 
     def columns(self, k: int) -> list:
-        """The axes S_i of body k as (..., 6, 1) columns."""
+        """The eliminated axes S_i of body k as (..., 6, 1) columns."""
         S = self.kin.S[k]
-        return [S[..., :, i:i + 1] for i in range(S.shape[-1])]
+        return [S[..., :, i:i + 1] for i in self.axes[k]]
 
     def pivot_inward(self, k: int, T_k: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, list]:
         r"""Eliminate the axes of body k from the inward pass (E11).
 
         With the axes processed tip-most first, ε_i = T_i − S_i^* z^{(i)} and
         z^{(i−1)} = z^{(i)} + U_i ε_i / d_i; returns z⁺(k) = z^{(0)} and the ε_i.
-        ``T_k`` is (..., n_k, r) and ``z`` (..., 6, r).  Mathematically
+        ``T_k`` (..., n_k, r) holds the forces on the eliminated axes (the passive
+        ones in hybrid dynamics) and ``z`` is (..., 6, r).  Mathematically
         z⁺ = z + G(k)(T(k) − H(k)z).
         """
         S, eps = self.columns(k), [None] * len(self.U[k])
@@ -108,6 +146,8 @@ class Articulated:
             qi = (eps[i] - bk.mm(bk.mT(self.U[k][i]), alpha)) / self.d[k][i]
             alpha = alpha + bk.mm(S[i], qi)
             out.append(qi)
+        if not out:   # a body with no eliminated axis (hybrid): nothing to solve for
+            return bk.zeros(alpha.shape[:-2] + (0, alpha.shape[-1]), alpha), alpha
         return (out[0] if len(out) == 1 else np.concatenate(out, -2)), alpha
 
     # -- block quantities of the operator algebra, on request -------------------
@@ -128,7 +168,7 @@ class Articulated:
     def D(self) -> list:
         """D(k) = H(k) P(k) H*(k), symmetrized."""
         out = []
-        for k, S in enumerate(self.kin.S):
+        for k, S in enumerate(self.S):
             Dk = bk.mT(S) @ self.P[k] @ S
             out.append((Dk + bk.mT(Dk)) / 2 if Dk.dtype != object else Dk)
         return out
@@ -146,10 +186,10 @@ class Articulated:
     @cached_property
     def tau_bar(self) -> list:
         """τ̄(k) = I − G(k) H(k)."""
-        return [bk.eye(6, G) - bk.mm(G, bk.mT(S)) for G, S in zip(self.G, self.kin.S)]
+        return [bk.eye(6, G) - bk.mm(G, bk.mT(S)) for G, S in zip(self.G, self.S)]
 
 
-def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
+def articulated(model: Model, q, kin: Kinematics | None = None, passive=None) -> Articulated:
     r"""The Riccati recursion (docs/REFERENCE.md E1, E11), inward:
 
     .. math::
@@ -157,6 +197,11 @@ def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
         P^+(k) = P(k) − Σ_i U_i U_i^*/d_i \ \text{(one axis at a time)}.
 
     Operator form (E2): ``P = M + ℰψ P ℰψ*``.
+
+    With ``passive`` (a boolean mask, one entry per dof) only the passive axes
+    are eliminated: the hybrid recursion G1 of the joint map H_p, whose P_h, D_h,
+    G_h factor ℳ_pp = H_p φ M φ* H_p* (a body with no passive axis passes P_h
+    through unprojected, P_h⁺ = P_h).
 
     Raises
     ------
@@ -178,29 +223,57 @@ def articulated(model: Model, q, kin: Kinematics | None = None) -> Articulated:
     >>> bool(np.allclose(art.P_plus[1], art.P_plus[1].T, rtol=0, atol=1e-15 * abs(art.P_plus[1]).max()))
     True
     """
+    mask = None if passive is None else check_passive(model, passive)
     if kin is None:  # a public call: validated, and an overflow is reported as one
         q = check_state(model, q, "q")
-        return overflow_guard("articulated", lambda: _riccati(model, q, body_kinematics(model, q, validate=False)),
-                              {"q": q}, lambda art: art.P + art.P_plus)
-    return _riccati(model, q, kin)
+        return overflow_guard("articulated", lambda: _riccati(
+            model, q, body_kinematics(model, q, validate=False), mask), {"q": q}, lambda art: art.P + art.P_plus)
+    return _riccati(model, q, kin, mask)
 
 
-def _riccati(model: Model, q, kin: Kinematics) -> Articulated:
+def check_passive(model: Model, passive) -> np.ndarray:
+    """Validate a passive-dof mask: booleans, one per dof (shape (N,)); returns a bool array.
+
+    Raises
+    ------
+    StateError
+        Naming the argument, its shape or the first entry that is not a boolean.
+    """
+    if isinstance(passive, str) or (isinstance(passive, np.ndarray) and passive.dtype.kind in "US"):
+        raise StateError(f"passive must be a boolean mask (one entry per dof), got the string {passive!r}")
+    try:
+        a = np.asarray(passive, dtype=object) if not isinstance(passive, np.ndarray) else passive
+    except ValueError:   # ragged nesting
+        raise StateError(f"passive must be a flat boolean mask of length {model.ndof}, got {passive!r}") from None
+    if a.shape != (model.ndof,):
+        raise StateError(f"passive has shape {np.shape(a)}, expected ({model.ndof},): one boolean per dof "
+                         f"of the model (N = {model.ndof})")
+    if a.dtype != bool:
+        bad = [i for i, x in enumerate(a.tolist()) if not isinstance(x, (bool, np.bool_))]
+        if bad:
+            raise StateError(f"passive must hold booleans (True: passive, given force; False: active, given "
+                             f"acceleration); entry {bad[0]} is {a.tolist()[bad[0]]!r}")
+    return np.array(a, dtype=bool)
+
+
+def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None) -> Articulated:
     n = model.n
     # Read-only broadcast views: P(k) starts as M(k) for every state without a copy.
     P = [np.broadcast_to(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
     Pp, U, d = [None] * n, [None] * n, [None] * n
+    axes = [tuple(range(sl.stop - sl.start)) if passive is None else
+            tuple(int(i) for i in np.flatnonzero(passive[sl])) for sl in model.dof_slice]
     for k in reversed(model.order):
         S, Pk = kin.S[k], P[k]
         Uk, dk = [], []
         check = Pk.dtype.kind == "f" and S.dtype.kind == "f"
         scale = _mass_scale(Pk) if check else None
-        for i in reversed(range(S.shape[-1])):
+        for i in reversed(axes[k]):
             s = S[..., :, i:i + 1]
             u = bk.mm(Pk, s)
             di = bk.mm(bk.mT(s), u)
             if check:
-                _check_axis(model, k, i, s, di, P[k], scale, kin, q, i == S.shape[-1] - 1)
+                _check_axis(model, k, i, s, di, P[k], scale, kin, q, i == axes[k][-1])
             # Outer product U Uᵀ (exactly symmetric) then the division: a symmetric downdate.
             Pk = Pk - (u * bk.mT(u)) / di
             Uk.append(u)
@@ -209,7 +282,7 @@ def _riccati(model: Model, q, kin: Kinematics) -> Articulated:
         p = model.parents[k]
         if p != -1:
             P[p] = P[p] + bk.mT(kin.Xup[k]) @ Pk @ kin.Xup[k]
-    return Articulated(P, Pp, U, d, kin)
+    return Articulated(P, Pp, U, d, kin, passive, axes)
 
 
 def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

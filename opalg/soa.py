@@ -25,6 +25,20 @@ mass_matrix_inv N x N   (I − HψK)* D⁻¹ (I − HψK) (E8)
 V, a, b    (..., 6n)    body velocities, Coriolis accelerations (with −g at
                         the roots), gyroscopic forces — only if qd is given
 ========== ============ ==================================================
+
+**Hybrid operators (G1).**  ``operators(model, q, passive=mask)`` runs the
+articulated-body quantities with the passive joint map H_p (one boolean per
+dof): then ``P, P_plus, D, Dinv, G, tau_bar, K, E_psi, psi, L, L_inv, Omega,
+Upsilon`` are the hybrid P_h, D_h, G_h, τ̄_h, K_h, ψ_h …, N is replaced by N_p in
+their joint-space sizes, and
+
+=================== ======== =============================================
+H_p, H_a            N_p x 6n the passive and active rows of H
+mass_matrix_pp      N_p x N_p ℳ_pp = H_p φ M φ* H_p*
+mass_matrix_pp_inv  N_p x N_p (I − H_pψ_hK_h)* D_h⁻¹ (I − H_pψ_hK_h)
+=================== ======== =============================================
+
+(without ``passive`` every dof is passive: H_p = H, ℳ_pp = ℳ).
 """
 
 from __future__ import annotations
@@ -36,7 +50,7 @@ import numpy as np
 from . import _backend as bk
 from .algebra import BlockDiagonal, EdgeOperator, Identity, SPO
 from .innovations import upsilon
-from .riccati import Articulated, articulated
+from .riccati import Articulated, _riccati, check_passive
 from .dynamics import composite_inertias
 from .kinematics import body_kinematics, check_state, overflow_guard
 from .model import Model
@@ -49,13 +63,16 @@ class SpatialOperators:
     Riccati recursion, which matters for sympy entries.
     """
 
-    def __init__(self, model: Model, q, qd=None, gravity: bool = True):
+    def __init__(self, model: Model, q, qd=None, gravity: bool = True, passive=None):
         self.model = model
+        self.passive = None if passive is None else check_passive(model, passive)
         self.q = check_state(model, q, "q")
         self.qd = None if qd is None else check_state(model, qd, "qd")
         self.kin = body_kinematics(model, self.q, self.qd, gravity)
         self._spatial = (6,) * model.n
-        self._joint = model.joint_sizes
+        # The joint space of the articulated quantities: the passive dofs (all without a mask).
+        self._joint = model.joint_sizes if self.passive is None else tuple(
+            int(np.count_nonzero(self.passive[sl])) for sl in model.dof_slice)
 
     def _edge(self, blocks, cols, name):
         m = self.model
@@ -74,6 +91,26 @@ class SpatialOperators:
     def H(self) -> BlockDiagonal:
         return BlockDiagonal([bk.mT(S) for S in self.kin.S], "H")
 
+    def _rows_of_H(self, keep):
+        return BlockDiagonal([bk.mT(S[..., :, list(np.flatnonzero(keep[sl]))])
+                              for S, sl in zip(self.kin.S, self.model.dof_slice)], "H")
+
+    @cached_property
+    def H_p(self) -> BlockDiagonal:
+        """The passive rows of H (all of H without a ``passive`` mask)."""
+        if self.passive is None:
+            return self.H
+        out = self._rows_of_H(self.passive)
+        out.name = "H_p"
+        return out
+
+    @cached_property
+    def H_a(self) -> BlockDiagonal:
+        """The active rows of H (none without a ``passive`` mask)."""
+        out = self._rows_of_H(np.zeros(self.model.ndof, bool) if self.passive is None else ~self.passive)
+        out.name = "H_a"
+        return out
+
     @cached_property
     def M(self) -> BlockDiagonal:
         return BlockDiagonal(list(self.model.I_spatial), "M")
@@ -89,7 +126,8 @@ class SpatialOperators:
     # -- articulated body / innovations --------------------------------------
     @cached_property
     def art(self) -> Articulated:
-        return overflow_guard("operators(...).art", lambda: articulated(self.model, self.q, self.kin),
+        return overflow_guard("operators(...).art",
+                              lambda: _riccati(self.model, self.q, self.kin, self.passive),
                               {"q": self.q, "qd": self.qd}, lambda art: art.P + art.P_plus)
 
     @cached_property
@@ -131,7 +169,7 @@ class SpatialOperators:
 
     @cached_property
     def Omega(self):
-        return self.psi.T @ self.H.T @ self.Dinv @ self.H @ self.psi
+        return self.psi.T @ self.H_p.T @ self.Dinv @ self.H_p @ self.psi
 
     @cached_property
     def Upsilon(self) -> BlockDiagonal:
@@ -139,15 +177,26 @@ class SpatialOperators:
 
     @cached_property
     def L(self):
-        return self.I_joint + self.H @ self.phi @ self.K
+        return self.I_joint + self.H_p @ self.phi @ self.K
 
     @cached_property
     def L_inv(self):
-        return self.I_joint - self.H @ self.psi @ self.K
+        return self.I_joint - self.H_p @ self.psi @ self.K
 
     @cached_property
-    def mass_matrix_inv(self):
+    def mass_matrix_pp(self):
+        return self.H_p @ self.phi @ self.M @ self.phi.T @ self.H_p.T
+
+    @cached_property
+    def mass_matrix_pp_inv(self):
         return self.L_inv.T @ self.Dinv @ self.L_inv
+
+    @property
+    def mass_matrix_inv(self):
+        if self.passive is not None:
+            raise AttributeError("these operators were built with passive=...: their factors invert "
+                                 "ℳ_pp (mass_matrix_pp_inv); for ℳ⁻¹ use operators(model, q) without passive")
+        return self.mass_matrix_pp_inv
 
     # -- identities and state vectors ----------------------------------------
     @cached_property
@@ -179,7 +228,7 @@ class SpatialOperators:
         return f"<SpatialOperators of {self.model!r}>"
 
 
-def operators(model: Model, q, qd=None, gravity: bool = True) -> SpatialOperators:
+def operators(model: Model, q, qd=None, gravity: bool = True, passive=None) -> SpatialOperators:
     r"""The spatial operators of ``model`` at ``(q, qd)`` as composable objects.
 
     Parameters
@@ -190,6 +239,9 @@ def operators(model: Model, q, qd=None, gravity: bool = True) -> SpatialOperator
         Needed only for ``V``, ``a``, ``b``.
     gravity : bool
         Fold the base acceleration −g into ``a`` of the roots (default True).
+    passive : array_like of bool, shape (N,), optional
+        Hybrid operators (G1): the articulated quantities of the joint map H_p of
+        the dofs marked True (see the module docstring).
 
     Examples
     --------
@@ -201,5 +253,9 @@ def operators(model: Model, q, qd=None, gravity: bool = True) -> SpatialOperator
     True
     >>> bool(np.allclose((ops.L @ ops.D @ ops.L.T).dense(), opalg.crba(m, np.zeros(m.ndof))))
     True
+    >>> p = np.arange(m.ndof) % 3 == 0                     # a hybrid split, G1
+    >>> h = opalg.operators(m, np.zeros(m.ndof), passive=p)
+    >>> bool(np.allclose((h.L @ h.D @ h.L.T).dense(), opalg.crba(m, np.zeros(m.ndof))[np.ix_(p, p)]))
+    True
     """
-    return SpatialOperators(model, q, qd, gravity)
+    return SpatialOperators(model, q, qd, gravity, passive)
