@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv test reproduce figures lab html bench bench-core clean
+.PHONY: venv test reproduce figures lab html bench bench-core bench-hybrid clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "opalg needs Python >= 3.11, found " + sys.version'
@@ -37,6 +37,10 @@ bench: venv
 # Accuracy table, n = 2,000 / 16,000 scaling (time, memory) and import time: a few minutes.
 bench-core: venv
 	$(PY) benchmarks/bench_core.py
+
+# Hybrid dynamics against the ABA over 10,000 states, and its size scaling: about a minute.
+bench-hybrid: venv
+	$(PY) benchmarks/bench_hybrid.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

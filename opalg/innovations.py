@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _backend as bk
+from .errors import StateError
 from .kinematics import body_kinematics, check_state, chunked, overflow_guard
 from .model import Model
 from .riccati import Articulated, articulated
@@ -96,16 +97,28 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
     >>> res = opalg.innovations_passes(m, art, np.eye(m.ndof))       # a = b = 0: ℳ⁻¹
     >>> bool(np.allclose(res.qdd @ opalg.crba(m, q), np.eye(m.ndof)))
     True
+    >>> p = np.arange(m.ndof) % 2 == 0                              # hybrid mode: ℳ_pp⁻¹
+    >>> res = opalg.innovations_passes(m, opalg.articulated(m, q, passive=p), np.eye(p.sum()))
+    >>> bool(np.allclose(res.qdd @ opalg.crba(m, q)[np.ix_(p, p)], np.eye(p.sum())))
+    True
     """
     kin, n, order, parents = art.kin, model.n, model.order, model.parents
     hybrid = art.passive is not None
     rows_p, rows_a = art.rows if hybrid else (model.dof_slice, None)
-    T = bk.asarray(T)
+    T = bk.asarray(T, "T", StateError)
+    n_p = rows_p[-1].stop if hybrid else model.ndof
+    if T.ndim < 2 or T.shape[-2] != n_p:
+        raise StateError(f"T has shape {T.shape}: expected (..., {n_p}, r), the forces on the "
+                         + ("passive dofs (hybrid mode)" if hybrid else "dofs") + " for r right-hand sides")
     r = T.shape[-1]
     if qdd_a is not None:
         if not hybrid:
-            raise ValueError("qdd_a needs an Articulated built with a passive mask (hybrid mode)")
-        qdd_a = bk.asarray(qdd_a)
+            raise StateError("qdd_a needs an Articulated built with a passive mask (hybrid mode)")
+        qdd_a = bk.asarray(qdd_a, "qdd_a", StateError)
+        n_a = rows_a[-1].stop
+        if qdd_a.ndim < 2 or qdd_a.shape[-2:] != (n_a, r):
+            raise StateError(f"qdd_a has shape {qdd_a.shape}: expected (..., {n_a}, {r}), the active "
+                             "accelerations for each of T's right-hand sides")
     batch = np.broadcast_shapes(T.shape[:-2], kin.batch, () if qdd_a is None else qdd_a.shape[:-2])
     likes = (T, art.P[order[0]]) + (() if qdd_a is None else (qdd_a,))
     # Bodies whose active forces are asked for (hybrid mode): they keep z(k) for the outward pass.

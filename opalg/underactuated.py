@@ -29,9 +29,10 @@ import numpy as np
 from . import builders
 from .errors import InfeasibleDirections, StateError
 from .hybrid_dynamics import hybrid
+from .innovations import innovations_passes
 from .kinematics import check_state
 from .model import Model
-from .riccati import check_passive
+from .riccati import articulated, check_passive
 
 #: The Acrobot/Pendubot link of Spong (1995): m = 1 kg, l = 1 m, l_c = 0.5 m, I_c = 1/12 kg m².
 SPONG = dict(lengths=(1.0, 1.0), masses=(1.0, 1.0), inertias=(1 / 12, 1 / 12))
@@ -45,9 +46,10 @@ class UnderactuatedArm(NamedTuple):
 
 
 def _double_pendulum(gravity: float) -> Model:
-    g = float(gravity)
-    if not np.isfinite(g) or isinstance(gravity, bool):
+    if isinstance(gravity, (bool, str)) or not isinstance(gravity, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(gravity):
         raise StateError(f"gravity must be a finite number of m/s², got {gravity!r}")
+    g = float(gravity)
     return builders.planar_arm(SPONG["lengths"], SPONG["masses"], SPONG["inertias"], gravity=(0.0, -g, 0.0))
 
 
@@ -96,18 +98,21 @@ def ider_arm(inertia: str = "joint", gravity: float = 0.0) -> UnderactuatedArm:
 
 @dataclass
 class TaskSolution:
-    """``qdd`` (N), ``tau`` (N, zero-padded passive forces included) and ``coupling`` = B Θ."""
+    """``qdd`` (N), ``tau`` (N; the passive entries are the given passive forces), the task
+    coupling ``coupling`` = B Θ (N_a × N_a) and Ider's feasibility measure ``kappa`` with
+    Z = S_a (1 best, 0 singular)."""
 
     qdd: np.ndarray
     tau: np.ndarray
     coupling: np.ndarray
+    kappa: float
 
 
 def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gravity: bool = True,
-                 rcond: float = 1e-12) -> TaskSolution:
+                 tol: float = 1e-8) -> TaskSolution:
     r"""Motor torques that realize ``B q̈ = h`` on an under-actuated arm (G5), in O(n·N_a).
 
-    With the passive forces T_p given, hybrid dynamics makes θ̈_p an affine
+    With the passive forces T_p given, hybrid dynamics makes θ̈ an affine
     function of the active accelerations:
 
     .. math::
@@ -115,10 +120,12 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
         Θ = \begin{bmatrix} −ℳ_{pp}^{-1}ℳ_{pa} \\ I \end{bmatrix}\ \text{(rows in dof order)},
 
     where θ̈⁰ is the motion with θ̈_a = 0.  Both come from :func:`opalg.hybrid`
-    (1 + N_a calls of two O(n) passes), and so does the torque
-    τ_a = τ_a⁰ + R θ̈_a with R = ℳ_aa − ℳ_apℳ_pp⁻¹ℳ_pa.  The task gives
-    (BΘ) θ̈_a = h − Bθ̈⁰: solvable iff the c×c coupling BΘ is invertible.  Since
-    ℳ⁻¹S_aᵀ = Θ (ℳ⁻¹)_aa, BΘ = (Bℳ⁻¹S_aᵀ) R: the condition is Ider's with Z = S_a.
+    (1 + N_a runs of its two O(n) passes, the N_a at once), and so does the
+    torque τ_a = τ_a⁰ + R θ̈_a with R = ℳ_aa − ℳ_apℳ_pp⁻¹ℳ_pa (G3).  The task
+    gives (BΘ) θ̈_a = h − Bθ̈⁰, solvable iff BΘ is invertible.  Since
+    ℳ⁻¹S_aᵀ = Θ (ℳ⁻¹)_aa, BΘ = (Bℳ⁻¹S_aᵀ) R: this is Ider's condition with
+    Z = S_a, and its scale-free measure κ (:func:`opalg.constrained.conditioning`)
+    is computed here from ℳ⁻¹Bᵀ (N_a ABA passes) and R, without a dense ℳ.
 
     Parameters
     ----------
@@ -132,14 +139,14 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
         Forces on the passive dofs (default 0), e.g. friction.
     f_ext, gravity
         As in :func:`opalg.hybrid`.
-    rcond : float
-        The coupling counts as singular when σ_min(BΘ) ≤ rcond·σ_max(BΘ).
+    tol : float
+        The task counts as infeasible when κ < tol (default that of Ider's solves).
 
     Raises
     ------
     InfeasibleDirections
-        If BΘ is singular: the motors cannot realize this task here (e.g. the
-        Acrobot's shoulder prescribed while ℳ₁₂ = 0).
+        If κ < tol: the motors cannot realize this task here (e.g. the Acrobot's
+        shoulder prescribed where ℳ₁₂ = 0, no inertial coupling).
 
     Examples
     --------
@@ -150,37 +157,57 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
     >>> sol = underactuated.task_control(model, q, qd, passive, B=[[1.0, 0.0]], h=[2.0])   # shoulder: 2 rad/s²
     >>> bool(np.isclose(sol.qdd[0], 2.0)), bool(np.allclose(opalg.rnea(model, q, qd, sol.qdd), sol.tau))
     (True, True)
+    >>> M = opalg.crba(model, q)                       # the measure is |ℳ₁₂| / √(ℳ₁₁ℳ₂₂) here
+    >>> bool(np.isclose(sol.kappa, abs(M[0, 1]) / np.sqrt(M[0, 0] * M[1, 1])))
+    True
     """
     mask = check_passive(model, passive)
     q, qd = check_state(model, q, "q"), check_state(model, qd, "qd")
-    if q.ndim != 1 or qd.ndim != 1:
-        raise StateError("task_control takes one state: q and qd of shape (N,)")
-    n_a, n_p = int(np.count_nonzero(~mask)), int(np.count_nonzero(mask))
+    if q.ndim != 1 or qd.ndim != 1 or q.dtype.kind != "f" or qd.dtype.kind != "f":
+        raise StateError("task_control takes one numeric state: q and qd of shape (N,)")
+    n_a, n_p, N = int(np.count_nonzero(~mask)), int(np.count_nonzero(mask)), model.ndof
+    if n_a == 0:
+        raise StateError("task_control needs at least one active dof (passive is all True)")
     B = check_state(model, B, "B")
-    if B.shape != (n_a, model.ndof):
-        raise StateError(f"B has shape {B.shape}: expected ({n_a}, {model.ndof}), one task row per motor")
+    if B.shape != (n_a, N):
+        raise StateError(f"B has shape {B.shape}: expected ({n_a}, {N}), one task row per motor")
     h = check_state(model, h, "h", last=n_a)
-    tau0 = np.zeros(model.ndof)
+    if h.shape != (n_a,):
+        raise StateError(f"h has shape {h.shape}: expected ({n_a},)")
+    tau0 = np.zeros(N)
     if tau_p is not None:
         tau0[mask] = check_state(model, tau_p, "tau_p", last=n_p)
-    # θ̈⁰ with θ̈_a = 0, then the columns of Θ from unit active accelerations without bias.
-    qdd0, t0 = hybrid(model, q, qd, tau0, np.zeros(model.ndof), mask, f_ext, gravity)
-    E = np.zeros((n_a, model.ndof))
+    # θ̈⁰ with θ̈_a = 0, then the columns of Θ and of R from unit active accelerations without bias.
+    qdd0, t0 = hybrid(model, q, qd, tau0, np.zeros(N), mask, f_ext, gravity)
+    E = np.zeros((n_a, N))
     E[:, ~mask] = np.eye(n_a)
-    Theta, R = hybrid(model, q, np.zeros(model.ndof), np.zeros(model.ndof), E, mask, gravity=False)
+    Theta, R = hybrid(model, q, np.zeros(N), np.zeros(N), E, mask, gravity=False)
     Theta, R = Theta.T, R[:, ~mask].T          # (N, N_a) and (N_a, N_a)
     C = B @ Theta
-    sv = np.linalg.svd(C, compute_uv=False)
-    if n_a and not sv[-1] > rcond * sv[0]:
+    kappa = _kappa(model, q, B, mask, R)
+    if not kappa >= tol:
         raise InfeasibleDirections(
-            f"the motors cannot realize this task at q = {np.round(q, 12).tolist()}: the coupling B Θ "
-            f"between the task and the active accelerations is singular (σ_min/σ_max = {sv[-1] / sv[0]:.2e}; "
-            "for the Acrobot's prescribed shoulder, ℳ₁₂ = 0: no inertial coupling)")
+            f"the motors cannot realize this task at q = {np.round(q, 12).tolist()}: feasibility measure "
+            f"κ = {kappa:.3g} < {tol:g} (the task rows B and the motor directions S_a are ℳ⁻¹-orthogonal "
+            "in some direction; for the Acrobot's prescribed shoulder, ℳ₁₂ = 0: no inertial coupling)")
     qdd_a = np.linalg.solve(C, h - B @ qdd0)
-    qdd = qdd0 + Theta @ qdd_a
     tau = t0.copy()
     tau[~mask] = t0[~mask] + R @ qdd_a
-    return TaskSolution(qdd, tau, C)
+    return TaskSolution(qdd0 + Theta @ qdd_a, tau, C, kappa)
+
+
+def _kappa(model: Model, q, B, mask, R) -> float:
+    r"""Ider's measure with Z = S_a from the Gram matrices of the ℳ⁻¹ metric (no dense ℳ):
+    G_BB = Bℳ⁻¹Bᵀ, G_BZ = Bℳ⁻¹S_aᵀ, G_ZZ = (ℳ⁻¹)_aa = R⁻¹; κ = σ_min(L_B⁻¹ G_BZ L_Z⁻ᵀ)."""
+    W = innovations_passes(model, articulated(model, q), B.T).qdd       # ℳ⁻¹Bᵀ, N_a ABA passes
+    G_BB, G_BZ = B @ W, W[~mask].T
+    try:
+        L_B = np.linalg.cholesky((G_BB + G_BB.T) / 2)
+    except np.linalg.LinAlgError:
+        return 0.0                      # dependent task rows: no motor choice can realize them
+    L_Z = np.linalg.cholesky(np.linalg.inv(R))
+    X = np.linalg.solve(L_Z, np.linalg.solve(L_B, G_BZ).T)
+    return float(min(np.linalg.svd(X, compute_uv=False)[-1], 1.0))
 
 
 def swing_controller(model: Model, passive, alpha: float = -2.0, kp: float = 50.0, kd: float = 10.0) -> Callable:
@@ -285,13 +312,20 @@ def simulate(model: Model, passive, controller: Callable, x0, t_end: float, t_ev
         return np.concatenate([x[N:], forces(t, x[:N], x[N:])[0]])
 
     ts, xs, fail = _integrate(rhs, x0, float(t_end), t_eval, rtol, atol)
-    rows = [(x[:N], x[N:], *forces(t, x[:N], x[N:])) for t, x in zip(ts, xs)]
-    q, qd, qdd, tau = (np.array(c).reshape(len(rows), N) for c in zip(*rows)) if rows else [np.zeros((0, N))] * 4
+    # The samples' accelerations and torques: the inputs per sample, then one batched hybrid call.
+    q, qd = xs[:, :N], xs[:, N:]
+    tau_in, qdd_in = np.zeros((len(ts), N)), np.zeros((len(ts), N))
+    for i, t in enumerate(ts):
+        qdd_in[i, ~mask] = _call(controller, "controller", t, q[i], qd[i], n_a)
+        if passive_force is not None:
+            tau_in[i, mask] = _call(passive_force, "passive_force", t, q[i], qd[i], n_p)
+    qdd, tau = hybrid(model, q, qd, tau_in, qdd_in, mask) if len(ts) else (qdd_in, tau_in)
     settings = dict(t_end=t_end, rtol=rtol, atol=atol)
     if fail is None:
         return Run(np.asarray(ts), q, qd, qdd, tau, "completed", f"completed {t_end:g} s", None, settings)
-    return Run(np.asarray(ts), q, qd, qdd, tau, "failed", f"failed at t = {fail[0]:.6g} s: {fail[1]}",
-               fail[0], settings)
+    return Run(np.asarray(ts), q, qd, qdd, tau, "failed",
+               f"failed after t = {fail[0]:.6g} s (the last step completed; samples kept up to there): "
+               f"{fail[1]}", fail[0], settings)
 
 
 def _call(fn, name, t, q, qd, size):

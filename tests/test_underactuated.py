@@ -1,0 +1,270 @@
+"""Under-actuated arms (opalg.underactuated; docs/REFERENCE.md G3–G5).
+
+Independent routes (none calls opalg.hybrid's passes to produce an expected value):
+* the Acrobot's mass matrix in Spong's closed form, written out here;
+* Ider's augmented system [[ℳ, −Zᵀ], [B, 0]] with Z = S_a, solved densely by
+  opalg.constrained.solve_augmented from crba and bias, and its feasibility measure
+  opalg.constrained.conditioning from the dense ℳ;
+* ℳq̈ + C = τ checked at the samples of a run from crba and bias, and the work–energy balance
+  E(t) − E(0) = ∫ τ·q̇ dt with E from ℳ and the mass-centre heights written out here;
+* Ider's own simulation (opalg.ider.simulate), re-solved at its samples.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from scipy.integrate import simpson
+
+import opalg
+from opalg import ider, underactuated as ua
+from opalg.constrained import conditioning, solve_augmented
+
+from helpers import make_model
+
+# Spong's Acrobot link: m = 1, l = 1, l_c = 0.5, I_c = 1/12.
+M1 = M2 = 1.0
+L1, LC1, LC2, I1, I2 = 1.0, 0.5, 0.5, 1 / 12, 1 / 12
+G = 9.81
+
+
+def spong_mass_matrix(q2):
+    """Spong (1995) for the double pendulum with relative angles, written out by hand."""
+    c2 = np.cos(q2)
+    m11 = M1 * LC1**2 + M2 * (L1**2 + LC2**2 + 2 * L1 * LC2 * c2) + I1 + I2
+    m12 = M2 * (LC2**2 + L1 * LC2 * c2) + I2
+    m22 = M2 * LC2**2 + I2
+    return np.array([[m11, m12], [m12, m22]])
+
+
+def selector(mask):
+    """S_a: the rows of the identity at the active dofs."""
+    return np.eye(mask.size)[~mask]
+
+
+def test_acrobot_and_pendubot_are_spongs_double_pendulum():
+    """Both builders give Spong's ℳ (to 1e-15 relative: a handful of roundings) and their masks."""
+    for build, mask in ((ua.acrobot, [True, False]), (ua.pendubot, [False, True])):
+        model, passive = build()
+        assert passive.tolist() == mask
+        for q2 in np.linspace(-3, 3, 7):
+            M = opalg.crba(model, np.array([0.4, q2]))
+            assert np.allclose(M, spong_mass_matrix(q2), rtol=1e-14, atol=0)
+    # gravity acts along −y: hanging straight down (q1 = −π/2) is an equilibrium, horizontal is not
+    model, _ = ua.acrobot()
+    assert np.allclose(opalg.bias(model, np.array([-np.pi / 2, 0.0]), np.zeros(2)), 0, atol=1e-13)
+    g_torque = opalg.bias(model, np.zeros(2), np.zeros(2))
+    assert np.allclose(g_torque, [G * (M1 * LC1 + M2 * (L1 + LC2)), G * M2 * LC2], rtol=1e-14)
+
+
+def test_ider_arm_is_ider_without_motor_one():
+    model, passive = ua.ider_arm()
+    assert passive.tolist() == [True, False, False]
+    q = ider.THETA0
+    assert np.array_equal(opalg.crba(model, q), opalg.crba(ider.arm(), q))
+
+
+def _random_arm(seed, kind):
+    model = make_model(kind, 5 + seed % 4, seed, "all")
+    rng = np.random.default_rng(seed)
+    passive = rng.random(model.ndof) < 0.4
+    passive[rng.integers(model.ndof)] = False        # at least one motor
+    return model, passive, rng
+
+
+@pytest.mark.parametrize("kind", ["chain", "tree"])
+@pytest.mark.parametrize("seed", range(4))
+def test_collocated_task_is_hybrid_dynamics_and_always_feasible(kind, seed):
+    """G4: with B = Z = S_a, Ider's dense augmented solve gives the hybrid motion, v = T_a, κ = 1."""
+    model, passive, rng = _random_arm(seed, kind)
+    q, qd = rng.normal(size=(2, model.ndof))
+    S_a = selector(passive)
+    h = rng.normal(size=S_a.shape[0])
+    tau_p = rng.normal(size=int(passive.sum()))
+    sol = ua.task_control(model, q, qd, passive, S_a, h, tau_p=tau_p)
+    M, C = opalg.crba(model, q), opalg.bias(model, q, qd)
+    F = np.zeros(model.ndof)
+    F[passive] = tau_p
+    dense = solve_augmented(M, C, F, S_a, h, S_a)
+    # Both solve the same well-posed system (cond(ℳ) < 1e6 for these models): 1e-9 relative
+    # leaves a factor 1e2 above cond·ε.
+    scale = 1 + np.abs(dense.ydot).max()
+    assert np.allclose(sol.qdd, dense.ydot, rtol=0, atol=1e-9 * scale)
+    assert np.allclose(sol.tau[~passive], dense.v, rtol=0, atol=1e-9 * (1 + np.abs(dense.v).max()))
+    assert np.array_equal(sol.tau[passive], tau_p)
+    assert np.allclose(sol.qdd[~passive], h, rtol=0, atol=1e-12 * scale)
+    assert sol.kappa == pytest.approx(1.0, abs=1e-12)
+    assert conditioning(M, S_a, S_a) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["chain", "tree"])
+@pytest.mark.parametrize("seed", range(4))
+def test_non_collocated_task_matches_ider_dense_solve(kind, seed):
+    """G5: any task B q̈ = h with motors S_a: q̈, τ_a, κ and BΘ = (Bℳ⁻¹S_aᵀ)R from dense ℳ."""
+    model, passive, rng = _random_arm(seed + 10, kind)
+    q, qd = rng.normal(size=(2, model.ndof))
+    S_a = selector(passive)
+    B = rng.normal(size=S_a.shape)
+    h = rng.normal(size=S_a.shape[0])
+    M, C = opalg.crba(model, q), opalg.bias(model, q, qd)
+    kappa = conditioning(M, B, S_a)
+    sol = ua.task_control(model, q, qd, passive, B, h)
+    dense = solve_augmented(M, C, np.zeros(model.ndof), B, h, S_a)
+    # The augmented system's condition grows like 1/κ: scale the tolerance with it.
+    tol = 1e-9 / kappa
+    assert np.allclose(sol.qdd, dense.ydot, rtol=0, atol=tol * (1 + np.abs(dense.ydot).max()))
+    assert np.allclose(sol.tau[~passive], dense.v, rtol=0, atol=tol * (1 + np.abs(dense.v).max()))
+    assert np.allclose(B @ sol.qdd, h, rtol=0, atol=tol * (1 + np.abs(h).max()))
+    assert sol.kappa == pytest.approx(kappa, rel=1e-8)
+    p, a = passive, ~passive
+    R = M[np.ix_(a, a)] - M[np.ix_(a, p)] @ np.linalg.solve(M[np.ix_(p, p)], M[np.ix_(p, a)])
+    coupling = B @ np.linalg.solve(M, S_a.T) @ R
+    assert np.allclose(sol.coupling, coupling, rtol=0, atol=1e-9 * np.abs(coupling).max())
+
+
+def test_acrobot_non_collocated_coupling_is_spongs_inertial_coupling():
+    """G5 for the Acrobot: Bℳ⁻¹Zᵀ = −ℳ₁₂/det ℳ; infeasible exactly where ℳ₁₂ = 0."""
+    model, passive = ua.acrobot()
+    B, Z = np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]])
+    for q2 in (-2.0, -0.5, 0.3, 1.7):
+        q = np.array([-1.0, q2])
+        Ms = spong_mass_matrix(q2)
+        want = -Ms[0, 1] / np.linalg.det(Ms)
+        M = opalg.crba(model, q)
+        assert (B @ np.linalg.solve(M, Z.T)).item() == pytest.approx(want, rel=1e-13)
+        sol = ua.task_control(model, q, np.zeros(2), passive, B, [1.0])
+        # κ for one row each: |ℳ⁻¹₁₂| / √(ℳ⁻¹₁₁ ℳ⁻¹₂₂) = |ℳ₁₂| / √(ℳ₁₁ℳ₂₂)
+        assert sol.kappa == pytest.approx(abs(Ms[0, 1]) / np.sqrt(Ms[0, 0] * Ms[1, 1]), rel=1e-12)
+    # ℳ₁₂ = m₂(l_c2² + l₁l_c2 cos q₂) + I₂ = 0  ⇔  cos q₂ = −(I₂ + m₂l_c2²)/(m₂l₁l_c2) = −2/3
+    q2_star = np.arccos(-(I2 + M2 * LC2**2) / (M2 * L1 * LC2))
+    assert q2_star == pytest.approx(np.arccos(-2 / 3), rel=1e-15)
+    with pytest.raises(opalg.InfeasibleDirections, match="ℳ₁₂ = 0|coupling"):
+        ua.task_control(model, np.array([-1.0, q2_star]), np.zeros(2), passive, B, [1.0])
+    # just beside it the task is feasible, with a measure that grows linearly away from q₂*
+    k1 = ua.task_control(model, np.array([-1.0, q2_star + 1e-3]), np.zeros(2), passive, B, [1.0]).kappa
+    k2 = ua.task_control(model, np.array([-1.0, q2_star + 2e-3]), np.zeros(2), passive, B, [1.0]).kappa
+    assert 1e-5 < k1 < 1e-3 and k2 / k1 == pytest.approx(2.0, rel=1e-2)
+    # the collocated task at the same configuration is fine (G4)
+    assert ua.task_control(model, np.array([-1.0, q2_star]), np.zeros(2), passive, Z, [1.0]).kappa == 1.0
+
+
+@functools.lru_cache(maxsize=None)
+def ider_run():
+    return ider.simulate("no motor at joint 1", t_end=1.0, t_eval=np.linspace(0.0, 1.0, 21))
+
+
+def test_ider_arm_resolved_by_hybrid_route_reproduces_ider_simulate():
+    """Ider's 'no motor at joint 1' is an under-actuated arm: the hybrid route at Ider's samples
+    gives Ider's accelerations and moments to 1e-10 (both are exact solves of the same 5×5
+    system, ℳ's condition number is ~10, so the difference is round-off)."""
+    run = ider_run()
+    assert run.ok
+    model, passive = ua.ider_arm()
+    for q, qd, qdd, tau in zip(run.q, run.qd, run.qdd, run.tau):
+        sol = ua.task_control(model, q, qd, passive, ider.tip_jacobian(q), ider.tip_bias(q, qd))
+        assert np.allclose(sol.qdd, qdd, rtol=0, atol=1e-10)
+        assert np.allclose(sol.tau, tau, rtol=0, atol=1e-10 * max(1.0, np.abs(tau).max()))
+        assert sol.tau[0] == 0.0 and abs(tau[0]) < 1e-10
+    assert np.allclose([ua.task_control(model, q, qd, passive, ider.tip_jacobian(q),
+                                        ider.tip_bias(q, qd)).kappa for q, qd in zip(run.q, run.qd)],
+                       run.conditioning, rtol=1e-8, atol=0)
+
+
+def energy(model, q, qd):
+    """Kinetic energy from ℳ, potential from the mass-centre heights of the two links (y up)."""
+    M = opalg.crba(model, q)
+    kinetic = 0.5 * np.einsum("...i,...ij,...j->...", qd, M, qd)
+    y1 = LC1 * np.sin(q[..., 0])
+    y2 = L1 * np.sin(q[..., 0]) + LC2 * np.sin(q[..., 0] + q[..., 1])
+    return kinetic + G * (M1 * y1 + M2 * y2)
+
+
+@functools.lru_cache(maxsize=None)
+def swing_run(friction=0.0):
+    arm = ua.acrobot()
+    force = None if friction == 0 else (lambda t, q, qd: [-friction * qd[0]])
+    return ua.simulate(*arm, ua.swing_controller(*arm), [-np.pi / 2 + 0.1, 0, 0, 0], 3.0,
+                       t_eval=np.linspace(0.0, 3.0, 601), passive_force=force, rtol=1e-9, atol=1e-9)
+
+
+def test_pfl_swing_obeys_the_equations_of_motion_and_pumps_energy():
+    """The passive shoulder is never driven (τ₁ ≡ 0); every sample satisfies ℳq̈ + C = τ
+    (crba, bias); the elbow follows the commanded acceleration; energy grows by the motor's work."""
+    model, passive = ua.acrobot()
+    run = swing_run()
+    assert run.ok and run.t[-1] == 3.0
+    assert np.all(run.tau[:, 0] == 0.0)
+    ctrl = ua.swing_controller(model, passive)
+    for i in range(0, len(run.t), 40):
+        q, qd = run.q[i], run.qd[i]
+        res = opalg.crba(model, q) @ run.qdd[i] + opalg.bias(model, q, qd) - run.tau[i]
+        assert np.abs(res).max() < 1e-11 * (1 + np.abs(run.tau[i]).max())
+        assert run.qdd[i, 1] == pytest.approx(ctrl(run.t[i], q, qd)[0], abs=1e-12)
+    E = energy(model, run.q, run.qd)
+    work = simpson(run.tau[:, 1] * run.qd[:, 1], x=run.t)
+    # Simpson's rule at 5 ms steps is measured to err by 8e-6 J here (2.5 ms steps: 3e-7 J, the
+    # fourth order), the integration at rtol = atol = 1e-9 by < 1e-6 J (1e-11 moves it by 2e-7 J):
+    # 3e-5 J out of a 14 J exchange.
+    assert E[-1] - E[0] == pytest.approx(work, abs=3e-5)
+    assert E[-1] - E[0] > 5.0            # the swing pumps several joules into the passive arm
+
+
+def test_passive_friction_dissipates_what_the_motor_does_not_supply():
+    model, _ = ua.acrobot()
+    b = 0.5
+    run = swing_run(b)
+    assert run.ok
+    assert np.allclose(run.tau[:, 0], -b * run.qd[:, 0], rtol=0, atol=1e-12)
+    E = energy(model, run.q, run.qd)
+    work = simpson(run.tau[:, 1] * run.qd[:, 1] + run.tau[:, 0] * run.qd[:, 0], x=run.t)
+    assert E[-1] - E[0] == pytest.approx(work, abs=3e-5)     # as in the frictionless run
+    assert simpson(run.tau[:, 0] * run.qd[:, 0], x=run.t) < -0.1    # friction removed energy
+
+
+def test_failed_run_keeps_its_samples_and_names_the_time():
+    """A controller that breaks at t = 0.5 s: status 'failed', the samples before 0.5 s kept."""
+    arm = ua.acrobot()
+
+    def controller(t, q, qd):
+        return [np.nan] if t > 0.5 else [1.0]
+
+    run = ua.simulate(*arm, controller, [-1.5, 0, 0, 0], 2.0, t_eval=np.linspace(0, 2, 41))
+    assert run.status == "failed" and not run.ok
+    # t_fail is the end of the last completed step, before the evaluation that failed (t > 0.5)
+    assert 0.1 < run.t_fail <= 0.5
+    assert f"after t = {run.t_fail:.6g} s" in run.message
+    t_bad = float(run.message.split("at t = ")[-1].split(" s")[0])
+    assert "controller returned [nan]" in run.message and t_bad > 0.5
+    assert run.t[-1] <= run.t_fail < run.t[-1] + 0.05 and np.all(np.isfinite(run.q))
+    # the kept samples are the true motion: constant elbow acceleration 1 from rest
+    assert np.allclose(run.q[:, 1], 0.5 * run.t**2, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(t_end="1.0"), "t_end"),
+    (dict(t_end=np.nan), "t_end"),
+    (dict(t_end=1.0, rtol=True), "rtol"),
+    (dict(t_end=1.0, t_eval=[0.0, np.nan]), "t_eval"),
+    (dict(t_end=1.0, t_eval=[0.0, 2.0]), "t_eval"),
+])
+def test_simulate_refuses_bad_arguments_before_integrating(kwargs, match):
+    arm = ua.acrobot()
+    with pytest.raises(opalg.StateError, match=match):
+        ua.simulate(*arm, ua.swing_controller(*arm), [-1.5, 0, 0, 0], **kwargs)
+
+
+def test_task_control_refuses_bad_arguments():
+    model, passive = ua.acrobot()
+    q = np.zeros(2)
+    with pytest.raises(opalg.StateError, match="B has shape"):
+        ua.task_control(model, q, q, passive, [[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0])
+    with pytest.raises(opalg.StateError, match="passive"):
+        ua.task_control(model, q, q, [1, 0], [[1.0, 0.0]], [1.0])
+    with pytest.raises(opalg.StateError, match="active dof"):
+        ua.task_control(model, q, q, [True, True], np.zeros((0, 2)), np.zeros(0))
+    with pytest.raises(opalg.StateError, match="gravity"):
+        ua.acrobot(gravity="9.81")
+    with pytest.raises(opalg.StateError, match="Acrobot"):
+        ua.swing_controller(*ua.pendubot())
