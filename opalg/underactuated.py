@@ -186,9 +186,11 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
     C = B @ Theta
     kappa = _kappa(model, q, B, mask, R)
     if not kappa >= tol:
+        # Below ~1e-13 the measure is round-off and its digits vary between machines.
+        shown = f"κ = {kappa:.3g}" if kappa > 1e-13 else "κ = 0 to round-off (< 1e-13)"
         raise InfeasibleDirections(
             f"the motors cannot realize this task at q = {np.round(q, 12).tolist()}: feasibility measure "
-            f"κ = {kappa:.3g} < {tol:g} (the task rows B and the motor directions S_a are ℳ⁻¹-orthogonal "
+            f"{shown}, below {tol:g} (the task rows B and the motor directions S_a are ℳ⁻¹-orthogonal "
             "in some direction; for the Acrobot's prescribed shoulder, ℳ₁₂ = 0: no inertial coupling)")
     qdd_a = np.linalg.solve(C, h - B @ qdd0)
     tau = t0.copy()
