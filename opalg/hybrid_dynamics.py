@@ -97,7 +97,8 @@ def _hybrid(model: Model, q, qd, tau, qdd, passive, f_ext=None, gravity: bool = 
     art = _riccati(model, q, kin, passive)
     b = kin.b if f_ext is None else [kin.b[k] - f_ext[..., k, :] for k in range(model.n)]
     res = innovations_passes(model, art, tau[..., passive, None], kin.a, b, qdd_a=qdd[..., ~passive, None])
-    batch = res.qdd.shape[:-2]
+    # Either result may be empty (no passive or no active dof): the batch is that of all of them.
+    batch = np.broadcast_shapes(res.qdd.shape[:-2], res.tau.shape[:-2], qdd.shape[:-1], tau.shape[:-1])
     out = []
     for given, rows, value in ((qdd, passive, res.qdd), (tau, ~passive, res.tau)):
         full = np.empty(batch + (model.ndof,), dtype=bk.common_dtype(given, value))

@@ -252,7 +252,8 @@ def check_passive(model: Model, passive) -> np.ndarray:
         bad = [i for i, x in enumerate(a.tolist()) if not isinstance(x, (bool, np.bool_))]
         if bad:
             raise StateError(f"passive must hold booleans (True: passive, given force; False: active, given "
-                             f"acceleration); entry {bad[0]} is {a.tolist()[bad[0]]!r}")
+                             f"acceleration); entry {bad[0]} is {a.tolist()[bad[0]]!r} of type "
+                             f"{type(a.tolist()[bad[0]]).__name__}")
     return np.array(a, dtype=bool)
 
 

@@ -39,8 +39,8 @@ so that is the articulated-body recursion's behaviour, not the hybrid split's
 The property test runs 60 derandomized examples (profile "opalg"); ``--hypothesis-profile=thorough``
 runs 1,000 new ones (about 20 s; all passed when this file was written).
 
-Known opalg bug, kept as a strict xfail (test_batch_of_forces_on_one_state[all active]): with no
-passive dof, a batch of external forces on one state raises ValueError in ``_hybrid``.
+test_batch_of_forces_on_one_state[all active] found a bug (with no passive dof the result took
+the states' batch, not the forces'); fixed in ``_hybrid``.
 """
 
 from __future__ import annotations
@@ -660,13 +660,7 @@ def test_batch_equals_loop():
         assert _pair_err(qb[j], tb_[j], a1, b1) <= 1e-13
 
 
-@pytest.mark.parametrize("passive", [
-    "mixed", "all passive",
-    pytest.param("all active", marks=pytest.mark.xfail(
-        raises=ValueError, strict=True,
-        reason="opalg bug: with no passive dof, _hybrid takes the batch shape from res.qdd, "
-               "which has the states' batch () and not the forces' batch (3,): 'shape mismatch: "
-               "value array of shape (3,N) could not be broadcast to indexing result of shape (N,)'"))])
+@pytest.mark.parametrize("passive", ["mixed", "all passive", "all active"])
 def test_batch_of_forces_on_one_state(passive):
     """One state, a batch of 3 external forces: the result has the forces' batch shape and
     each entry equals the call with that force — whatever the mask."""
