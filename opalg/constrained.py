@@ -24,13 +24,23 @@ Equations solved (re-derived, not copied from the scan):
 * augmented (eq. 17): ``[[M, −Zᵀ], [B, 0]] [ẏ; v] = [F − Q; h]``;
 * reduced (eqs. 18–19): with ``C`` an orthonormal basis of the null space of
   ``Z`` (n x (n − c), ``Z C = 0``), ``[CᵀM; B] ẏ = [Cᵀ(F − Q); h]`` and then
-  ``v = (Z Zᵀ)⁻¹ Z (M ẏ + Q − F)``.
+  ``v = (Z Zᵀ)⁻¹ Z (M ẏ + Q − F)``, computed as the least-squares solution of
+  ``Zᵀ v = M ẏ + Q − F`` (no Z Zᵀ is formed).
 
 Existence: ``rank Z = c`` and the augmented matrix is nonsingular, which (M
 SPD) holds iff the c x c Schur complement ``S = B M⁻¹ Zᵀ`` is nonsingular —
 equivalently the row spaces of ``CᵀM`` and ``B`` meet only in 0.  The
 scale-free measure used here (:func:`conditioning`) is the cosine of the largest
 principal angle between the rows of B and of Z in the M⁻¹ metric.
+
+Without a dense ℳ (for an opalg :class:`~opalg.Model`): :func:`schur_columns`,
+:func:`conditioning_passes` and :func:`solve_passes` apply ℳ⁻¹ to the columns of
+Bᵀ and Zᵀ with one pair of O(n) innovations passes each (docs/REFERENCE.md E8–E9)
+and agree with the dense routes.
+
+Rank tests, null spaces, the reduced solve and the measures first scale each row
+of B and Z to a largest |entry| of 1 (the row spaces, hence the answers, do not
+change), so a choice is judged alike whatever the units or magnitude of its rows.
 """
 
 from __future__ import annotations
@@ -41,27 +51,71 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import InfeasibleDirections, StateError  # noqa: F401  (InfeasibleDirections: the old home)
+from .innovations import innovations_passes
+from .kinematics import body_kinematics, check_state
+from .riccati import articulated
 
 
 #: Default threshold of :func:`conditioning` below which a choice counts as singular.
 SINGULAR_TOL = 1e-8
 
 
-def _matrix(x, name: str, shape=None) -> np.ndarray:
-    try:
-        bk.check_no_strings(x, name, StateError)  # np.asarray(dtype=float) would parse "1.5"
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise StateError(f"{name} must be a numeric matrix, got {x!r}") from None
-    if a.ndim != 2:
-        raise StateError(f"{name} must be 2-D, got shape {a.shape}")
-    if shape is not None:
-        for want, got, what in zip(shape, a.shape, ("rows", "columns")):
-            if want is not None and want != got:
-                raise StateError(f"{name} has shape {a.shape}: expected {want} {what}")
-    if not np.all(np.isfinite(a)):
+def _array(x, name: str, shape, what: str = "matrix") -> np.ndarray:
+    """x as a finite float array of len(shape) dimensions (None in shape: any size)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        a = x  # the integrators' path: nothing to convert
+    else:
+        try:
+            bk.check_no_strings(x, name, StateError)  # np.asarray(dtype=float) would parse "1.5"
+            a = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            raise StateError(f"{name} must be a numeric {what}, got {x!r}") from None
+    if a.ndim != len(shape):
+        raise StateError(f"{name} must be {len(shape)}-D, got shape {a.shape}")
+    for want, got, unit in zip(shape, a.shape, ("rows", "columns") if a.ndim == 2 else ("entries",)):
+        if want is not None and want != got:
+            raise StateError(f"{name} has shape {a.shape}: expected {want} {unit}")
+    if not np.isfinite(a).all():
         raise StateError(f"{name} has non-finite entries")
     return a
+
+
+def _matrix(x, name: str, shape=(None, None)) -> np.ndarray:
+    return _array(x, name, shape)
+
+
+def _vector(x, name: str, size: int) -> np.ndarray:
+    return _array(x, name, (size,), "vector")
+
+
+def _system(M, Q, F, B, h, Z):
+    """The arguments of the dense solvers, validated against the shape (c, n) of B."""
+    B = _matrix(B, "B")
+    c, n = B.shape
+    return (_matrix(M, "M", (n, n)), _vector(Q, "Q", n), _vector(F, "F", n), B,
+            _vector(h, "h", c), _matrix(Z, "Z", (c, n)))
+
+
+def _row_scales(X: np.ndarray) -> np.ndarray:
+    """Largest |entry| of each row of X (1 for a zero row, which stays zero)."""
+    s = np.abs(X).max(axis=1, initial=0.0)
+    return np.where(s > 0, s, 1.0)
+
+
+def _unit_rows(X: np.ndarray) -> np.ndarray:
+    return X / _row_scales(X)[:, None]
+
+
+def _rank(X: np.ndarray) -> int:
+    """Numerical rank of X judged on its rows scaled to a largest |entry| of 1.
+
+    A rank tolerance relative to σ_max of X itself calls a row of 1e-20 next to a row
+    of 1 "zero", and σ_max of entries near 1e308 overflows; the scaled rows are O(1).
+    """
+    if X.size == 0:
+        return 0
+    sv = np.linalg.svd(_unit_rows(X), compute_uv=False)
+    return int((sv > max(X.shape) * np.finfo(float).eps * sv[0]).sum())
 
 
 def force_directions(B: np.ndarray, A=None, n_geometric: int = 0) -> np.ndarray:
@@ -81,7 +135,8 @@ def force_directions(B: np.ndarray, A=None, n_geometric: int = 0) -> np.ndarray:
     StateError
         A of the wrong shape or not finite (a ``ValueError``).
     InfeasibleDirections
-        A rank-deficient, or rank Z < c.
+        A rank-deficient, or rank Z < c (both judged on rows scaled to a largest
+        |entry| of 1, so neither the units nor the magnitude of a row matter).
 
     Examples
     --------
@@ -100,14 +155,16 @@ def force_directions(B: np.ndarray, A=None, n_geometric: int = 0) -> np.ndarray:
         Z = B
     else:
         A = _matrix(A, "A", (c - n_geometric, n))
-        if np.linalg.matrix_rank(A) < A.shape[0]:
+        rank = _rank(A)
+        if rank < A.shape[0]:
             raise InfeasibleDirections(
-                f"A (shape {A.shape}) is rank deficient (rank {np.linalg.matrix_rank(A)}): fewer than "
+                f"A (shape {A.shape}) is rank deficient (rank {rank}): fewer than "
                 f"{A.shape[0]} independent control forces for {A.shape[0]} kinematical constraints")
         Z = np.vstack([B[:n_geometric], A])
-    if np.linalg.matrix_rank(Z) < c:
+    rank = _rank(Z)
+    if rank < c:
         raise InfeasibleDirections(
-            f"rank Z = {np.linalg.matrix_rank(Z)} < c = {c}: the control directions A repeat "
+            f"rank Z = {rank} < c = {c}: the control directions A repeat "
             "directions of the geometrical constraints")
     return Z
 
@@ -137,15 +194,16 @@ def conditioning(M: np.ndarray, B: np.ndarray, Z: np.ndarray) -> float:
     # numpy's LAPACK throughout: mixing in scipy's separate OpenBLAS thread pool for 3x3
     # solves was seen to stall under load.
     L = np.linalg.cholesky(np.asarray(M, dtype=float))
-    X = np.linalg.solve(L, np.asarray(B, dtype=float).T)  # (B L⁻ᵀ)ᵀ
-    Y = np.linalg.solve(L, np.asarray(Z, dtype=float).T)
+    # Unit rows span the same spaces and keep rows near 1e308 (or 1e-300) from overflowing.
+    X = np.linalg.solve(L, _unit_rows(np.asarray(B, dtype=float)).T)  # (B L⁻ᵀ)ᵀ
+    Y = np.linalg.solve(L, _unit_rows(np.asarray(Z, dtype=float)).T)
     QB, QZ = np.linalg.qr(X)[0], np.linalg.qr(Y)[0]
     sv = np.linalg.svd(QB.T @ QZ, compute_uv=False)
     return float(min(sv[-1], 1.0))
 
 
-def _check_feasible(M, B, Z, what: str) -> None:
-    kappa = conditioning(M, B, Z)
+def _check_feasible(M, B, Z, what: str, kappa: float | None = None) -> None:
+    kappa = conditioning(M, B, Z) if kappa is None else kappa
     if kappa < SINGULAR_TOL:
         raise InfeasibleDirections(
             f"{what} is singular: conditioning (cosine of the largest principal angle between "
@@ -182,30 +240,44 @@ def solve_augmented(M, Q, F, B, h, Z, check: bool = True) -> Solution:
     >>> sol.ydot, sol.v
     (array([1., 1.]), array([1.]))
     """
-    M, B, Z = np.asarray(M, float), np.asarray(B, float), np.asarray(Z, float)
+    M, Q, F, B, h, Z = _system(M, Q, F, B, h, Z)
     c, n = B.shape
     if check:
         _check_feasible(M, B, Z, "augmented matrix")
     K = np.block([[M, -Z.T], [B, np.zeros((c, c))]])
     try:
-        x = np.linalg.solve(K, np.concatenate([np.asarray(F, float) - Q, h]))
+        x = np.linalg.solve(K, np.concatenate([F - Q, h]))
     except np.linalg.LinAlgError:
         raise InfeasibleDirections("augmented matrix is exactly singular") from None
     return Solution(x[:n], x[n:])
 
 
 def null_complement(Z: np.ndarray) -> np.ndarray:
-    """Orthonormal basis C (n x (n − rank Z)) of the null space of Z, so that Z C = 0."""
+    """Orthonormal basis C (n x (n − rank Z)) of the null space of Z, so that Z C = 0.
+
+    The rank is judged on the rows of Z scaled to a largest |entry| of 1 (the same
+    null space): a valid row of 1e-20 next to rows of 1 is not taken for zero.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.constrained import null_complement
+    >>> null_complement([[1.0, 0.0, 0.0], [0.0, 1e-20, 0.0]]).ravel().tolist()
+    [0.0, 0.0, 1.0]
+    """
     import scipy.linalg  # here, not at module level: it doubles the time of `import opalg`
 
-    return scipy.linalg.null_space(np.asarray(Z, float))
+    return scipy.linalg.null_space(_unit_rows(_matrix(Z, "Z")))
 
 
 def solve_reduced(M, Q, F, B, h, Z, check: bool = True) -> Solution:
-    r"""Solve ``[CᵀM; B] ẏ = [Cᵀ(F − Q); h]``, ``v = (Z Zᵀ)⁻¹ Z (M ẏ + Q − F)`` (eqs. 18–19).
+    r"""Solve ``[CᵀM; B] ẏ = [Cᵀ(F − Q); h]``, then ``Zᵀ v = M ẏ + Q − F`` for v (eqs. 18–19).
 
     ``C`` spans the null space of ``Z``; premultiplying ``M ẏ + Q = F + Zᵀv`` by
-    ``Cᵀ`` eliminates the unknown forces.
+    ``Cᵀ`` eliminates the unknown forces.  Eq. 19's ``v = (Z Zᵀ)⁻¹ Z (M ẏ + Q − F)``
+    is computed as the least-squares solution of that consistent n x c system on
+    the unit rows of Z: forming Z Zᵀ squares the condition number of Z and over- or
+    underflows for rows near 1e±160, where the augmented solve still succeeds.
 
     Examples
     --------
@@ -216,14 +288,166 @@ def solve_reduced(M, Q, F, B, h, Z, check: bool = True) -> Solution:
     >>> np.round(sol.ydot, 12), np.round(sol.v, 12)
     (array([1., 1.]), array([1.]))
     """
-    M, B, Z = np.asarray(M, float), np.asarray(B, float), np.asarray(Z, float)
-    F, Q, h = np.asarray(F, float), np.asarray(Q, float), np.asarray(h, float)
+    M, Q, F, B, h, Z = _system(M, Q, F, B, h, Z)
+    c, n = B.shape
     if check:
         _check_feasible(M, B, Z, "reduced system")
-    C = null_complement(Z)
+    sz = _row_scales(Z)
+    C = null_complement(Z / sz[:, None])
+    if C.shape[1] != n - c:
+        raise InfeasibleDirections(f"rank Z = {n - C.shape[1]} < c = {c}: the reduced system is not square")
+    K, rhs = np.vstack([C.T @ M, B]), np.concatenate([C.T @ (F - Q), h])
+    s = _row_scales(K)  # equilibrated rows: partial pivoting is not misled by the scale of B
     try:
-        ydot = np.linalg.solve(np.vstack([C.T @ M, B]), np.concatenate([C.T @ (F - Q), h]))
+        ydot = np.linalg.solve(K / s[:, None], rhs / s)
     except np.linalg.LinAlgError:
         raise InfeasibleDirections("reduced system is exactly singular") from None
-    v = np.linalg.solve(Z @ Z.T, Z @ (M @ ydot + Q - F))
-    return Solution(ydot, v)
+    w = np.linalg.lstsq((Z / sz[:, None]).T, M @ ydot + Q - F, rcond=None)[0]
+    return Solution(ydot, w / sz)  # Zᵀ v = (Z/s)ᵀ w, so v = w / s
+
+
+# ---------------------------------------------------------------------------------------------
+# The same quantities from O(n) innovations passes (no dense ℳ)
+# ---------------------------------------------------------------------------------------------
+
+#: Smallest Cholesky pivot of the correlation matrix of a Gram matrix ``X ℳ⁻¹ Xᵀ`` (X = B or Z)
+#: below which the rows of X count as dependent: the Gram matrix then has condition ≳ 1e14, so
+#: cosines formed from it would carry errors ≳ 1e-2.
+GRAM_TOL = 1e-7
+
+
+def _operands(model, q, B, Z):
+    q = check_state(model, q, "q")
+    if q.ndim != 1:
+        raise StateError(f"q must be one state of shape ({model.ndof},), got shape {q.shape}")
+    return q, _matrix(B, "B", (None, model.ndof)), _matrix(Z, "Z", (None, model.ndof))
+
+
+def _gram_factor(G: np.ndarray, name: str) -> np.ndarray:
+    """Lower Cholesky factor of the Gram matrix G of the rows of ``name``, tested scale-free."""
+    d = np.sqrt(np.diag(G))
+    try:
+        L = np.linalg.cholesky((G + G.T) / 2 / d / d[:, None]) if np.all(d > 0) else None
+    except np.linalg.LinAlgError:
+        L = None
+    if L is None or np.diag(L).min() < GRAM_TOL:
+        raise InfeasibleDirections(
+            f"the rows of {name} are linearly dependent in the ℳ⁻¹ metric (smallest Cholesky pivot "
+            f"of their Gram correlation matrix below {GRAM_TOL:g}): no principal angles exist")
+    return L * d[:, None]
+
+
+def _kappa_gram(G_BB, G_ZZ, G_BZ) -> float:
+    # G_BZ = R_Bᵀ (Q_Bᵀ Q_Z) R_Z with G = RᵀR = L Lᵀ: the cosines are σ(L_B⁻¹ G_BZ L_Z⁻ᵀ).
+    LB, LZ = _gram_factor(G_BB, "B"), _gram_factor(G_ZZ, "Z")
+    X = np.linalg.solve(LZ, np.linalg.solve(LB, G_BZ).T).T
+    return float(min(np.linalg.svd(X, compute_uv=False)[-1], 1.0))
+
+
+def schur_columns(model, q, B, Z) -> np.ndarray:
+    r"""The Schur complement ``S = B ℳ⁻¹ Zᵀ`` (c_B x c_Z) of ``model`` at ``q``, without ℳ.
+
+    One inward and one outward innovations pass (:func:`opalg.innovations_passes`,
+    a = b = 0) apply ℳ⁻¹ to the c_Z columns of Zᵀ at once: O(n c_Z).  B is (c_B, N),
+    Z is (c_Z, N) and q is one state (N,).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.constrained import schur_columns
+    >>> m = opalg.random_model(5, "tree", seed=0)
+    >>> q, B = np.zeros(m.ndof), np.eye(m.ndof)[:2]
+    >>> bool(np.allclose(schur_columns(m, q, B, B), np.linalg.inv(opalg.crba(m, q))[:2, :2]))
+    True
+    """
+    q, B, Z = _operands(model, q, B, Z)
+    return B @ innovations_passes(model, articulated(model, q), Z.T).qdd
+
+
+def conditioning_passes(model, q, B, Z) -> float:
+    r""":func:`conditioning` of ``(ℳ(q), B, Z)`` from O(n) passes instead of a dense ℳ.
+
+    ``W = ℳ⁻¹[Bᵀ Zᵀ]`` (one pair of passes, unit rows) gives the Gram matrices of the
+    rows in the ℳ⁻¹ metric, ``G_BB = B W_B``, ``G_ZZ = Z W_Z``, ``G_BZ = B W_Z``; with
+    ``G = RᵀR`` (Cholesky) the cosines of the principal angles are the singular values of
+    ``R_B⁻ᵀ G_BZ R_Z⁻¹``.  Scale-free like :func:`conditioning`, and equal to it within
+    ~ε cond(ℳ) (cond G_BB + cond G_ZZ): Gram matrices square the condition of the bases
+    (~1e-15 apart on the Ider arm).
+
+    Raises
+    ------
+    InfeasibleDirections
+        If the rows of B or of Z are dependent in the ℳ⁻¹ metric (:data:`GRAM_TOL`).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.constrained import conditioning, conditioning_passes
+    >>> m = opalg.random_model(6, "chain", seed=1)
+    >>> q = np.random.default_rng(0).normal(size=m.ndof)
+    >>> B, Z = np.random.default_rng(1).normal(size=(2, 2, m.ndof))
+    >>> bool(abs(conditioning_passes(m, q, B, Z) - conditioning(opalg.crba(m, q), B, Z)) < 1e-10)
+    True
+    """
+    q, B, Z = _operands(model, q, B, Z)
+    B, Z = _unit_rows(B), _unit_rows(Z)
+    W = innovations_passes(model, articulated(model, q), np.hstack([B.T, Z.T])).qdd
+    return _kappa_gram(B @ W[:, :len(B)], Z @ W[:, len(B):], B @ W[:, len(B):])
+
+
+def solve_passes(model, q, qd, B, h, Z, F=None, check: bool = True) -> Solution:
+    r"""Solve ``ℳ ẏ + C = F + Zᵀ v``, ``B ẏ = h`` by innovations passes, without ℳ.
+
+    On one Riccati factorization at q: the free motion ``ẏ₀ = ℳ⁻¹(F − C)`` (the ABA)
+    and ``W = ℳ⁻¹Zᵀ`` (passes on the c columns of Zᵀ); then ``S = B W``,
+    ``v = S⁻¹(h − B ẏ₀)``, ``ẏ = ẏ₀ + W v``, so ``ℳ ẏ + C − F = Zᵀv``: v are applied
+    force magnitudes as in :func:`solve_augmented`.  O(n c) beyond the c x c solve.
+
+    Parameters
+    ----------
+    model : opalg.Model
+        Its gravity is part of C, as in :func:`opalg.bias`.
+    q, qd : (N,) array_like
+    B, Z : (c, N) array_like
+    h : (c,) array_like
+    F : (N,) array_like, optional
+        Applied generalized forces (default 0).
+    check : bool
+        Test the feasibility measure (:func:`conditioning_passes`) first.
+
+    Raises
+    ------
+    InfeasibleDirections
+        S singular (the measure below :data:`SINGULAR_TOL`, or exactly).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.constrained import solve_augmented, solve_passes
+    >>> m = opalg.random_model(5, "tree", seed=3)
+    >>> rng = np.random.default_rng(0)
+    >>> q, qd = rng.normal(size=(2, m.ndof))
+    >>> B, Z, h = rng.normal(size=(1, m.ndof)), rng.normal(size=(1, m.ndof)), rng.normal(size=1)
+    >>> s = solve_passes(m, q, qd, B, h, Z)
+    >>> d = solve_augmented(opalg.crba(m, q), opalg.bias(m, q, qd), np.zeros(m.ndof), B, h, Z)
+    >>> bool(np.allclose(s.ydot, d.ydot) and np.allclose(s.v, d.v))
+    True
+    """
+    q, B, Z = _operands(model, q, B, Z)
+    c, N = B.shape
+    Z, h = _matrix(Z, "Z", (c, N)), _vector(h, "h", c)
+    F = np.zeros(N) if F is None else _vector(F, "F", N)
+    kin = body_kinematics(model, q, qd)  # validates qd; ABA and the ℳ⁻¹ columns share it
+    art = articulated(model, q, kin)
+    y0 = innovations_passes(model, art, F[:, None], kin.a, kin.b).qdd[:, 0]
+    sB, sZ = _row_scales(B), _row_scales(Z)
+    Bn, Zn = B / sB[:, None], Z / sZ[:, None]
+    W = innovations_passes(model, art, np.hstack([Bn.T, Zn.T]) if check else Zn.T).qdd
+    WZ = W[:, -c:]
+    if check:
+        _check_feasible(None, B, Z, "Schur complement B ℳ⁻¹ Zᵀ", _kappa_gram(Bn @ W[:, :c], Zn @ WZ, Bn @ WZ))
+    try:
+        w = np.linalg.solve(Bn @ WZ, (h - B @ y0) / sB)
+    except np.linalg.LinAlgError:
+        raise InfeasibleDirections("Schur complement B ℳ⁻¹ Zᵀ is exactly singular") from None
+    return Solution(y0 + WZ @ w, w / sZ)  # Zᵀ v = Znᵀ w

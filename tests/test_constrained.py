@@ -25,8 +25,11 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from opalg.constrained import (SINGULAR_TOL, InfeasibleDirections, conditioning, force_directions,
-                               null_complement, solve_augmented, solve_reduced)
+import opalg
+from opalg.constrained import (SINGULAR_TOL, InfeasibleDirections, conditioning, conditioning_passes,
+                               force_directions, null_complement, schur_columns, solve_augmented,
+                               solve_passes, solve_reduced)
+from opalg.errors import StateError
 
 RTOL = 1e-10
 COND_MAX = 1e5
@@ -376,3 +379,184 @@ def test_check_false_skips_the_measure_but_exact_singularity_still_raises():
     for solve in (solve_augmented, solve_reduced):
         s1, s2 = solve(M, Q, F, B, h, Z), solve(M, Q, F, B, h, Z, check=False)
         assert np.array_equal(s1.ydot, s2.ydot) and np.array_equal(s1.v, s2.v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scale-free rank tests and the reduced solve at extreme row scales
+# ---------------------------------------------------------------------------------------------
+
+# Row scalings D of Z = D A (and of A in force_directions).  The old reduced solve formed Z Zᵀ
+# (overflow to inf above ~1e154, underflow to 0 below ~1e-162: LinAlgError or NaN v) and took
+# scipy's null space of Z itself (a row 1e-20 below the others counted as zero: a non-square
+# reduced system); the old rank test of A was relative to σ_max(A), so mixed rows were
+# "rank deficient".
+SCALINGS = {"1e150 row": [1e150, 1, 1], "1e-150 row": [1e-150, 1, 1], "all 1e-170": [1e-170] * 3,
+            "all 1e160": [1e160] * 3, "all 1e300": [1e300] * 3, "all 1e-300": [1e-300] * 3,
+            "1e-20 row": [1, 1e-20, 1], "mixed 1e200/1/1e-200": [1e200, 1, 1e-200]}
+
+
+@pytest.mark.parametrize("n", [5, 3])           # n = 3 = c: C is empty (non-redundant case)
+@pytest.mark.parametrize("name", list(SCALINGS))
+def test_reduced_and_augmented_agree_at_extreme_row_scales(name, n):
+    """Z = D A with rows of extreme or mixed scale: both solvers give the unscaled ẏ and v = D⁻¹ v₀."""
+    M, Q, F, B, h, A = system(50 + n, n, 3, 0)
+    d = np.array(SCALINGS[name])
+    ydot, v0 = lagrange_with_directions(M, Q, F, B, h, A)   # reference from the unscaled A
+    assert cond(augmented_matrix(M, B, A)) < COND_MAX
+    for solve in (solve_augmented, solve_reduced):
+        s = solve(M, Q, F, B, h, d[:, None] * A)              # Zᵀv is unchanged by the scaling
+        assert np.all(np.isfinite(s.v)), solve.__name__
+        assert rel(s.ydot, ydot) <= RTOL, solve.__name__
+        # v = v0 / d entrywise: compare d v with v0 (relative, each entry is O(1) there).
+        assert rel(d * s.v, v0) <= RTOL, solve.__name__
+    assert null_complement(d[:, None] * A).shape == (n, n - 3)
+
+
+def lagrange_with_directions(M, Q, F, B, h, A):
+    """ẏ = M⁻¹(F − Q + Aᵀv), (B M⁻¹ Aᵀ) v = h − B M⁻¹(F − Q): the Schur complement, by Cholesky."""
+    L = scipy.linalg.cho_factor(M)
+    v = np.linalg.solve(B @ scipy.linalg.cho_solve(L, A.T), h - B @ scipy.linalg.cho_solve(L, F - Q))
+    return scipy.linalg.cho_solve(L, F - Q + A.T @ v), v
+
+
+@pytest.mark.parametrize("name", list(SCALINGS) + ["1e308 entries"])
+def test_rank_test_of_A_and_Z_is_scale_free(name):
+    """A of any row scale (entries up to 1e308) is accepted; a dependent A is refused at every scale."""
+    M, Q, F, B, h, A = system(60, 5, 4, 1)                    # c2 = 3 rows of A, n = 5
+
+    def scaled(X):  # "1e308 entries": the largest |entry| of X becomes 1e308 (still finite)
+        if name == "1e308 entries":
+            return X * (1e308 / np.abs(X).max())
+        return np.array(SCALINGS[name])[:, None] * X
+
+    As = scaled(A)
+    assert np.all(np.isfinite(As))
+    np.testing.assert_array_equal(force_directions(B, As, 1), np.vstack([B[:1], As]))
+    dep = A.copy()
+    dep[2] = 2.0 * dep[0] - dep[1]                            # rank 2 whatever the row scales
+    with pytest.raises(InfeasibleDirections, match=r"rank deficient \(rank 2\)"):
+        force_directions(B, scaled(dep), 1)
+    rep = A.copy()
+    rep[1] = -3.0 * B[0]                                      # repeats the geometrical row: rank Z = 3
+    with pytest.raises(InfeasibleDirections, match=r"rank Z = 3 < c = 4"):
+        force_directions(B, scaled(rep), 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The passes route (no dense ℳ): schur_columns, conditioning_passes, solve_passes
+# ---------------------------------------------------------------------------------------------
+
+EPS = np.finfo(float).eps
+# (topology, joints, n bodies, seed): chains and trees with mixed and all joint kinds.
+PASS_CASES = [(t, j, n, s) for t in ("chain", "tree") for j in ("mixed", "all") for n, s in ((4, 0), (9, 1), (7, 2))]
+
+
+def pass_case(topo, joints, nb, seed):
+    m = opalg.random_model(nb, topo, seed=seed, joints=joints)
+    rng = np.random.default_rng(5000 + seed)
+    N = m.ndof
+    q, qd = rng.normal(size=(2, N))
+    c = int(rng.integers(1, N + 1))                           # 1 ≤ c ≤ N
+    B, Z = rng.normal(size=(2, c, N))
+    return m, q, qd, B, Z, rng.normal(size=c), rng.normal(size=N)
+
+
+@pytest.mark.parametrize("case", PASS_CASES, ids=[f"{t}-{j}-{n}-{s}" for t, j, n, s in PASS_CASES])
+def test_passes_route_agrees_with_the_dense_route(case):
+    """schur_columns, conditioning_passes and solve_passes equal the crba/bias routes on random models.
+
+    Tolerances scale with the conditioning (20 x the first-order bound, measured ratio ≤ 1.3 over 100
+    random cases): the passes solve errs by ~ε cond(ℳ) cond(S) (ℳ⁻¹Zᵀ, then S⁻¹), the dense one by
+    ~ε cond(K); S by ~ε cond(ℳ); κ from Gram matrices by ~ε cond(ℳ)(cond G_BB + cond G_ZZ).
+    """
+    m, q, qd, B, Z, h, F = pass_case(*case)
+    N, c = m.ndof, B.shape[0]
+    M, C = opalg.crba(m, q), opalg.bias(m, q, qd)
+    S_ref = B @ np.linalg.solve(M, Z.T)
+    K = augmented_matrix(M, B, Z)
+    cM, cS, cK = cond(M), cond(S_ref), cond(K)
+    assert cS < 1e8 and cK < 1e8                               # random B, Z: far from singular
+    S = schur_columns(m, q, B, Z)
+    assert S.shape == (c, c)
+    assert np.abs(S - S_ref).max() <= 20 * EPS * cM * np.abs(S_ref).max()
+    d = solve_augmented(M, C, F, B, h, Z)
+    p = solve_passes(m, q, qd, B, h, Z, F)
+    bound = 20 * EPS * (cM * cS + cK)
+    assert rel(p.ydot, d.ydot) <= bound and rel(p.v, d.v) <= bound
+    # The solution itself: ℳ ẏ + C = F + Zᵀv and B ẏ = h (residuals of the same order).
+    assert rel(M @ p.ydot + C - F, Z.T @ p.v) <= bound
+    GB, GZ = B @ np.linalg.solve(M, B.T), Z @ np.linalg.solve(M, Z.T)
+    kd, kp = conditioning(M, B, Z), conditioning_passes(m, q, B, Z)
+    assert abs(kp - kd) <= 20 * EPS * cM * (cond(GB) + cond(GZ))
+    # ... and with the eigh + subspace_angles route (its own ~1e-15 error; 1e-12 as above).
+    assert abs(kp - independent_conditioning(M, B, Z)) <= 20 * EPS * cM * (cond(GB) + cond(GZ)) + 1e-12
+
+
+def test_passes_route_reproduces_the_ider_arm():
+    """On ider.arm(): solve_passes gives simulate's q̈ and moments at its states (both models)."""
+    from opalg import ider
+
+    model = ider.arm()
+    for A in (None, [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]):
+        r = ider.simulate(A, t_end=0.5, t_eval=np.linspace(0.0, 0.5, 6))
+        for q, qd, qdd, tau in zip(r.q, r.qd, r.qdd, r.tau):
+            B = ider.tip_jacobian(q)
+            s = solve_passes(model, q, qd, B, ider.tip_bias(q, qd), B if A is None else A)
+            # cond of the arm's 5x5 augmented matrix is ~1e2: agreement ~1e-14; 1e-12 leaves margin.
+            assert np.abs(s.ydot - qdd).max() <= 1e-12
+            assert np.abs((B if A is None else np.array(A)).T @ s.v - tau).max() <= 1e-11
+            kp = conditioning_passes(model, q, B, B if A is None else A)
+            assert abs(kp - conditioning(opalg.crba(model, q), B, B if A is None else np.array(A))) <= 1e-12
+
+
+def test_singular_schur_complement_gives_the_same_verdict_both_ways():
+    """Z with a row ℳ w, B w = 0 (S = B ℳ⁻¹ Zᵀ has a zero column): both measures ≈ 0, both solves refuse."""
+    m, q, qd, B, Z, h, F = pass_case("tree", "mixed", 7, 3)
+    M, C = opalg.crba(m, q), opalg.bias(m, q, qd)
+    c = B.shape[0]
+    if c == m.ndof:                                           # need a null vector of B
+        B, Z, h = B[:-1], Z[:-1], h[:-1]
+    w = scipy.linalg.null_space(B)[:, 0]
+    Z = Z.copy()
+    Z[-1] = M @ w
+    # Exact value 0; round-off of the factorizations leaves ~ε cond(ℳ) (cond(ℳ) ~ 1e3 here).
+    assert conditioning(M, B, Z) <= 1e-11 and conditioning_passes(m, q, B, Z) <= 1e-11
+    with pytest.raises(InfeasibleDirections, match=r"singular: conditioning \(cosine"):
+        solve_augmented(M, C, F, B, h, Z)
+    with pytest.raises(InfeasibleDirections, match=r"singular: conditioning \(cosine"):
+        solve_passes(m, q, qd, B, h, Z, F)
+
+
+def test_passes_route_bad_input():
+    """Shapes against model.ndof, q of one state, non-finite entries, dependent rows: named errors."""
+    m, q, qd, B, Z, h, F = pass_case("chain", "mixed", 4, 0)
+    N = m.ndof
+    with pytest.raises(StateError, match=rf"B has shape \(2, {N + 1}\): expected {N} columns"):
+        schur_columns(m, q, np.ones((2, N + 1)), Z)
+    with pytest.raises(StateError, match=r"Z must be 2-D"):
+        conditioning_passes(m, q, B, np.ones(N))
+    with pytest.raises(StateError, match=r"q must be one state"):
+        schur_columns(m, np.zeros((2, N)), B, Z)
+    with pytest.raises(StateError, match=r"Z has shape .*: expected 1 rows"):
+        solve_passes(m, q, qd, B[:1], h[:1], np.ones((2, N)))
+    with pytest.raises(StateError, match=r"h has shape"):
+        solve_passes(m, q, qd, B[:1], np.ones(3), Z[:1])
+    with pytest.raises(StateError, match=r"qd"):
+        solve_passes(m, q, np.full(N, np.nan), B[:1], h[:1], Z[:1])
+    with pytest.raises(StateError, match=r"F must be a numeric vector"):
+        solve_passes(m, q, qd, B[:1], h[:1], Z[:1], F=["1"] * N)
+    dep = np.vstack([B[:1], 2.0 * B[:1]])
+    with pytest.raises(InfeasibleDirections, match=r"rows of B are linearly dependent"):
+        conditioning_passes(m, q, dep, np.vstack([Z[:1], B[:1]]))
+
+
+def test_dense_solvers_name_bad_arguments():
+    """solve_augmented / solve_reduced: a wrong shape or a string is a StateError naming the argument."""
+    M, Q, F, B, h, A = system(0, 4, 2, 0)
+    for solve in (solve_augmented, solve_reduced):
+        with pytest.raises(StateError, match=r"M has shape \(3, 3\): expected 4 rows"):
+            solve(np.eye(3), Q, F, B, h, A)
+        with pytest.raises(StateError, match=r"h has shape \(3,\): expected 2 entries"):
+            solve(M, Q, F, B, np.ones(3), A)
+        with pytest.raises(StateError, match=r"Q must be a numeric vector"):
+            solve(M, ["0"] * 4, F, B, h, A)

@@ -27,14 +27,17 @@ h = [Σ_i L_i cos φ_i ω_i², Σ_i L_i sin φ_i ω_i²].
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from .. import _backend as bk
 from .. import builders, dynamics
-from ..constrained import (InfeasibleDirections, conditioning, force_directions, solve_augmented,
-                           solve_reduced)
+from ..constrained import (InfeasibleDirections, conditioning, conditioning_passes, force_directions,
+                           solve_augmented, solve_passes, solve_reduced)
+from ..errors import OpalgError, StateError
 
 LENGTHS = (1.0, 1.0, 1.0)
 MASSES = (30.0, 18.0, 18.0)
@@ -67,11 +70,9 @@ def arm(inertia: str = "joint", gravity: float = 0.0):
     >>> round(float(M[2, 2]), 12)      # I3 about joint 3
     8.64
     """
-    if inertia not in ("joint", "com"):
-        raise ValueError(f"inertia must be 'joint' or 'com', got {inertia!r}")
-    g = float(gravity)
-    if not np.isfinite(g):
-        raise ValueError(f"gravity must be a finite number, got {gravity!r}")
+    if not isinstance(inertia, str) or inertia not in ("joint", "com"):
+        raise StateError(f"inertia must be 'joint' or 'com', got {inertia!r}")
+    g = _real(gravity, "gravity", "a finite number (m/s²)")
     return builders.planar_arm(LENGTHS, MASSES, INERTIAS, inertia_about=inertia, gravity=(0.0, -g, 0.0))
 
 
@@ -147,17 +148,53 @@ def directions(A, q) -> np.ndarray:
         return directions(PRESETS[A], q)
     return force_directions(B, A)
 
+def _real(x, name: str, expect: str, ok=lambda v: True) -> float:
+    """x as a float if it is a real number (never a bool, never a parsed string) with ok(x)."""
+    x = x[()] if isinstance(x, np.ndarray) and x.shape == () else x
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise StateError(f"{name} must be {expect}, got {x!r} (a {type(x).__name__}; strings are never parsed)")
+    if not (np.isfinite(float(x)) and ok(float(x))):
+        raise StateError(f"{name} must be {expect}, got {x!r}")
+    return float(x)
+
+
+def _settings(t_end, t_eval, stabilization):
+    """Validated (t_end, output times, Baumgarte gains)."""
+    t_end = _real(t_end, "t_end", "a positive number of seconds", lambda v: v > 0)
+    if t_eval is None:
+        te = np.linspace(0.0, t_end, 201)
+    else:
+        bk.check_no_strings(t_eval, "t_eval", StateError)
+        te = np.asarray(t_eval)
+        if te.dtype.kind not in "iuf":
+            raise StateError(f"t_eval must be numeric times (s), got {t_eval!r}")
+        if not np.all(np.isfinite(te := te.astype(float))):
+            raise StateError(f"t_eval has non-finite entries: {t_eval!r}")
+        if te.ndim != 1 or te.size == 0 or te[0] < 0 or te[-1] > t_end or np.any(np.diff(te) <= 0):
+            raise StateError("t_eval must be increasing times within [0, t_end]")
+    gains = stabilization
+    if gains is not None:
+        if isinstance(gains, (str, bytes)) or np.ndim(gains) != 1 or len(gains) != 2:
+            raise StateError(f"stabilization must be None or two finite gains (alpha, beta) >= 0 in 1/s, "
+                             f"got {gains!r}")
+        gains = tuple(_real(g, f"stabilization[{i}]", f"a finite gain >= 0 (1/s) in {stabilization!r}",
+                            lambda v: v >= 0) for i, g in enumerate(gains))
+    return t_end, te, gains
+
 
 @dataclass
 class IderResult:
-    """Simulation output; arrays are sampled at ``t`` (s).
+    """Simulation output; arrays are sampled at ``t`` (s), up to where the run ended.
 
     ``q`` (rad), ``qd`` (rad/s), ``qdd`` (rad/s²): relative joint angles and rates;
     ``tau`` (N·m): joint moments a motor applies, τ = M ẏ + Q − F = Zᵀ v;
     ``v``: applied force magnitudes (λ for the conventional model, μ for control forces);
     ``tip`` (m) and ``tip_error`` (m, distance from the path); ``conditioning``:
-    :func:`opalg.constrained.conditioning` (1 best, 0 singular); ``status`` is ``"completed"`` or ``"singular"``, with
-    ``t_fail`` and ``message`` when the run stopped at a singular choice of A.
+    :func:`opalg.constrained.conditioning` (1 best, 0 singular).  ``status``:
+    ``"completed"``, ``"singular"`` (stopped at a singularity: of the control
+    directions, or of B as the path leaves the arm's reach) or ``"failed"`` (the
+    integrator gave up); ``message`` names the time and the reason; ``t_fail`` is
+    the stop (or last reached) time, ``t_singular`` that of the singularity itself.
     """
 
     t: np.ndarray
@@ -173,6 +210,7 @@ class IderResult:
     message: str
     t_fail: float | None = None
     settings: dict = field(default_factory=dict)
+    t_singular: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -180,24 +218,121 @@ class IderResult:
 
 
 def _dynamics(model, Zc, formulation, stab, t, q, y, check=True):
-    """(solution, M, Q, B, Z) at one state; ``Zc`` is the validated constant A or None (Z = B)."""
-    Mq = dynamics.crba(model, q)
-    Qv = dynamics.bias(model, q, y)
+    """(solution, M, Q, B, Z) at one state (M = Q = None for "passes", which forms no ℳ)."""
     B, h = tip_jacobian(q), tip_bias(q, y)
     if stab is not None:  # Baumgarte: drive Φ̈ + 2α Φ̇ + β² Φ = 0
         alpha, beta = stab
-        err = tip(q) - path(t)
-        derr = B @ y - np.array([V_A, 0.0])
-        h = h - 2 * alpha * derr - beta**2 * err
+        h = h - 2 * alpha * (B @ y - np.array([V_A, 0.0])) - beta**2 * (tip(q) - path(t))
     Z = B if Zc is None else Zc
+    if formulation == "passes":
+        return solve_passes(model, q, y, B, h, Z, check=check), None, None, B, Z
+    Mq, Qv = dynamics.crba(model, q), dynamics.bias(model, q, y)
     solve = solve_augmented if formulation == "augmented" else solve_reduced
     return solve(Mq, Qv, np.zeros(3), B, h, Z, check=check), Mq, Qv, B, Z
 
 
+def reach_measure(q) -> float:
+    """σ_min/σ_max of the tip Jacobian B(q): 0 where the links align (as at full stretch).
+
+    Examples
+    --------
+    >>> from opalg import ider
+    >>> ider.reach_measure([0.3, 0.0, 0.0]) < 1e-15          # stretched out: B has rank 1
+    True
+    >>> round(ider.reach_measure(ider.THETA0), 3)
+    0.375
+    """
+    s = np.linalg.svd(tip_jacobian(q), compute_uv=False)
+    return float(s[-1] / s[0])
+
+
+#: Errors of one right-hand-side evaluation that make the solver reject the step and retry
+#: smaller (a trial stage beyond a singularity); a run that cannot recover reports them.
+_NUMERICAL = (OpalgError, np.linalg.LinAlgError, ArithmeticError)
+
+
+def _singular_time(rhs, measure, t_s, x_s, tol, rtol, atol):
+    """Time t* where ``measure`` μ reaches 0 beyond a stop at μ = tol, or None.
+
+    At these singularities (impasse points) the rates blow up and the trajectory ends at
+    t*, so no determinant can be bracketed beyond it; instead t* − t ∝ μᵖ with p = 2 for
+    "no motor at joint 3" (rates ∝ 1/μ) but p ≈ 1.39 for joint 2.  So the run goes on to
+    μ = tol/10, and t(μ) = t* − c₁μᵖ − c₂μ^(2p−1) − c₃μ^(3p−2) is fitted, p free, to the
+    crossings of tol, tol/√10, tol/10 and the rates dμ/dt there (linear least squares for
+    each p; rate rows times μ so every row is in seconds).
+    """
+    from scipy.optimize import minimize_scalar
+
+    def rate(x):  # dμ/dt = ∇μ·q̇, central difference along q̇ over 1e-3 μ rad
+        h, u = 1e-3 * measure(x[:3]), x[3:] / np.linalg.norm(x[3:])
+        return np.linalg.norm(x[3:]) * (measure(x[:3] + h * u) - measure(x[:3] - h * u)) / (2 * h)
+
+    if not (r_s := rate(x_s)) < 0:
+        return None
+    mu = tol * np.array([1.0, 10 ** -0.5, 0.1])
+    events = [lambda t, x, lev=lev: measure(x[:3]) - lev for lev in mu[1:]]
+    for ev in events:
+        ev.direction = -1
+    events[-1].terminal = True
+    t_max = t_s - 10 * tol / r_s  # 20x the square-root-law estimate μ / (2|μ̇|) of the time left
+    ivp = solve_ivp(rhs, (t_s, t_max), x_s, method="DOP853", events=events, rtol=rtol, atol=atol)
+    if not ivp.t_events[-1].size:
+        return None
+    ts = np.array([t_s, ivp.t_events[0][0], ivp.t_events[1][0]])
+    dtdmu = 1 / np.array([r_s, rate(ivp.y_events[0][0]), rate(ivp.y_events[1][0])])
+
+    def fit(p):
+        pw = p + np.arange(3) * (p - 1)
+        A = np.vstack([np.column_stack([np.ones(3)] + [-mu**e for e in pw]),
+                       np.column_stack([np.zeros(3)] + [-e * mu**e for e in pw])])
+        b = np.concatenate([ts, mu * dtdmu])
+        x = np.linalg.lstsq(A, b, rcond=None)[0]
+        return x[0], float(np.linalg.norm(A @ x - b))
+
+    grid = np.linspace(1.05, 5.0, 80)
+    p0 = grid[np.argmin([fit(p)[1] for p in grid])]
+    p = minimize_scalar(lambda p: fit(p)[1], bounds=(max(1.01, p0 - 0.05), p0 + 0.05), method="bounded",
+                        options={"xatol": 1e-10}).x
+    t_star, resid = fit(p)
+    # Only a law that holds: t* beyond the last crossing, every row met to 1e-3 of the gap.
+    return float(t_star) if ts[-1] < t_star <= t_max and resid <= 1e-3 * (t_star - t_s) else None
+
+
+def _reach_time(t0: float) -> float | None:
+    """First time after t0 at which the path itself leaves the disc of radius L1 + L2 + L3."""
+    from scipy.optimize import brentq
+
+    g = lambda t: float(np.linalg.norm(path(t))) - sum(LENGTHS)  # noqa: E731
+    span = next((s for s in 2.0 ** np.arange(11) if g(t0 + s) > 0), None)  # up to ~1000 s on
+    return None if span is None else brentq(g, t0, t0 + span, xtol=1e-14)
+
+
+def _diagnosis(model, Zc, x, trouble, t_fail) -> str:
+    """The likely reason an integration failed, read off the last state it reached."""
+    q, B = x[:3], tip_jacobian(x[:3])
+    kappa, mu = conditioning(dynamics.crba(model, q), B, B if Zc is None else Zc), reach_measure(q)
+    rates = f"joint rates up to {np.abs(x[3:]).max():.3g} rad/s"
+    text = ""
+    if trouble and trouble[0][0] >= t_fail:  # raised in the step the solver could not complete
+        text = f"the right-hand side raised {type(trouble[0][1]).__name__}: {trouble[0][1]}; "
+    if mu <= min(kappa, 1e-2):
+        return text + (f"likely reason: the path left the arm's reach — the tip Jacobian B is nearly rank "
+                       f"deficient there (σ_min/σ_max = {mu:.2g}, tip {np.linalg.norm(tip(q)):.6f} m from "
+                       f"the base, reach {sum(LENGTHS):g} m): the augmented matrix became singular; {rates}")
+    if kappa <= 1e-2:
+        return text + (f"likely reason: the control directions become singular (feasibility measure "
+                       f"κ = {kappa:.2g}): the accelerations and forces grow like 1/κ; {rates}")
+    return text + f"the state is regular (κ = {kappa:.2g}, σ_min/σ_max(B) = {mu:.2g}, {rates}): try other tolerances"
+
+
 def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float = 0.0,
              formulation: str = "augmented", t_eval=None, stabilization=None,
-             rtol: float = 1e-12, atol: float = 1e-12, stop_tol: float = STOP_TOL) -> IderResult:
+             rtol: float = 1e-12, atol: float = 1e-12, stop_tol: float = STOP_TOL,
+             refine: bool = True) -> IderResult:
     r"""Simulate the arm with its tip on the path of eq. 20, conventional or with control forces A.
+
+    Every run ends with a status and a message naming the time and the reason, and
+    returns the trajectory computed until then (:class:`IderResult`).
 
     Parameters
     ----------
@@ -209,24 +344,27 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         Reading of the paper's I_i (see the module docstring).
     gravity : float
         Magnitude (m/s²) of gravity along −y; 0 (default) is a horizontal plane.
-    formulation : {"augmented", "reduced"}
-        Eq. 17 or eqs. 18–19.
+    formulation : {"augmented", "reduced", "passes"}
+        Eq. 17, eqs. 18–19, or the Schur complement from O(n) innovations passes, no
+        dense ℳ (:func:`~opalg.constrained.solve_passes`, :func:`~opalg.constrained.conditioning_passes`).
     t_eval : array_like, optional
         Output times (default 201 points over [0, t_end]).
     stabilization : None or (alpha, beta)
-        Baumgarte constraint stabilization gains (1/s).
+        Baumgarte constraint stabilization gains (1/s, ≥ 0).
+    rtol, atol : float
+        Integrator tolerances (0 < rtol < 1, atol > 0).
     stop_tol : float
-        The run stops (a terminal ``solve_ivp`` event) when the feasibility
-        measure :func:`opalg.constrained.conditioning` falls to this value: it never integrates through a singularity.
-
-    Returns
-    -------
-    IderResult
+        In (0, 1): the run stops (terminal ``solve_ivp`` events) when the feasibility measure
+        :func:`opalg.constrained.conditioning` or :func:`reach_measure` falls to it, so it
+        never integrates through a singularity.
+    refine : bool
+        After such a stop, locate the singularity itself (``t_singular``; ~1 s more).
 
     Raises
     ------
     ValueError
-        Bad A shape, formulation, inertia reading, t_end or t_eval.
+        (:class:`opalg.StateError`) any argument of the wrong type or value, named, before
+        any integration; strings are never parsed as numbers.
     InfeasibleDirections
         A rank-deficient, or singular already at t = 0.
 
@@ -237,63 +375,94 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     >>> r.status, bool(abs(r.tau[:, 0]).max() < 1e-10)
     ('completed', True)
     """
-    if formulation not in ("augmented", "reduced"):
-        raise ValueError(f"formulation must be 'augmented' or 'reduced', got {formulation!r}")
-    if not (np.isfinite(t_end) and t_end > 0):
-        raise ValueError(f"t_end must be a positive number of seconds, got {t_end!r}")
-    t_eval = np.linspace(0.0, t_end, 201) if t_eval is None else np.asarray(t_eval, dtype=float)
-    if t_eval.ndim != 1 or t_eval.size == 0 or t_eval[0] < 0 or t_eval[-1] > t_end \
-            or np.any(np.diff(t_eval) <= 0):
-        raise ValueError("t_eval must be increasing times within [0, t_end]")
-    if stabilization is not None:
-        alpha, beta = (float(x) for x in stabilization)
-        stabilization = (alpha, beta)
+    if formulation not in ("augmented", "reduced", "passes"):
+        raise StateError(f"formulation must be 'augmented', 'reduced' or 'passes', got {formulation!r}")
+    t_end, te, gains = _settings(t_end, t_eval, stabilization)
+    rtol = _real(rtol, "rtol", "a number in (0, 1)", lambda v: 0 < v < 1)
+    atol = _real(atol, "atol", "a positive number", lambda v: v > 0)
+    stop_tol = _real(stop_tol, "stop_tol", "a number in (0, 1)", lambda v: 0 < v < 1)
+    if not isinstance(refine, (bool, np.bool_)):
+        raise StateError(f"refine must be True or False, got {refine!r}")
     model = arm(inertia, gravity)
     q0, y0 = THETA0.copy(), initial_speeds()
     Z0 = directions(A, q0)  # validates A before any work
     Zc = None if _is_conventional(A) else Z0  # constant control directions, or Z = B(q)
-    kappa0 = conditioning(dynamics.crba(model, q0), tip_jacobian(q0), Z0)
-    if kappa0 <= stop_tol:
+
+    def kappa(q):
+        B = tip_jacobian(q)
+        Z = B if Zc is None else Zc
+        if formulation == "passes":
+            return conditioning_passes(model, q, B, Z)
+        return conditioning(dynamics.crba(model, q), B, Z)
+
+    if (k0 := kappa(q0)) <= stop_tol:
         raise InfeasibleDirections(
             f"the directions A = {np.asarray(Z0).tolist()} cannot realize the path at t = 0: "
             f"feasibility measure (cosine of the largest principal angle between B and Z in the "
-            f"M⁻¹ metric) = {kappa0:.3g} ≤ {stop_tol:g}")
+            f"M⁻¹ metric) = {k0:.3g} ≤ {stop_tol:g}")
+    x0 = np.concatenate([q0, y0])
+    _dynamics(model, Zc, formulation, gains, 0.0, q0, y0)  # the start is solved outside the guard
+    trouble, last = [], [0.0, x0]
 
     def rhs(t, x):
-        q, y = x[:3], x[3:]
-        # The event below watches feasibility, so the solve skips its own check.
-        sol = _dynamics(model, Zc, formulation, stabilization, t, q, y, check=False)[0]
-        return np.concatenate([y, sol.ydot])
+        try:  # the events watch feasibility, so the solves skip their own check
+            sol = _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)[0]
+        except _NUMERICAL as e:  # NaN: the solver rejects the step and retries a smaller one
+            trouble[:] = [(t, e)]
+            return np.full(6, np.nan)
+        return np.concatenate([x[3:], sol.ydot])
 
     def singular(t, x):
-        q = x[:3]
-        B = tip_jacobian(q)
-        return conditioning(dynamics.crba(model, q), B, B if Zc is None else Zc) - stop_tol
+        return kappa(x[:3]) - stop_tol
 
-    singular.terminal, singular.direction = True, -1
-    ivp = solve_ivp(rhs, (0.0, t_end), np.concatenate([q0, y0]), method="DOP853",
-                    t_eval=t_eval, events=singular, rtol=rtol, atol=atol)
-    if ivp.status == -1:
-        raise RuntimeError(f"integration failed: {ivp.message}")
-    t_fail = float(ivp.t_events[0][0]) if ivp.t_events[0].size else None
+    def reach(t, x):
+        last[:] = [t, x]  # called at every accepted step: the last state, should the solver give up
+        return reach_measure(x[:3]) - stop_tol
+
+    events = [reach] if Zc is None else [singular, reach]  # κ ≡ 1 for Z = B
+    for ev in events:
+        ev.terminal, ev.direction = True, -1
+    ivp = solve_ivp(rhs, (0.0, t_end), x0, method="DOP853", t_eval=te, events=events, rtol=rtol, atol=atol)
     rows = []
     for t, x in zip(ivp.t, ivp.y.T):
-        sol, Mq, Qv, B, Z = _dynamics(model, Zc, formulation, stabilization, t, x[:3], x[3:], check=False)
-        rows.append((x[:3], x[3:], sol.ydot, Mq @ sol.ydot + Qv, sol.v, conditioning(Mq, B, Z)))
+        sol, Mq, Qv, B, Z = _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)
+        tau, kap = (Z.T @ sol.v, kappa(x[:3])) if Mq is None else (Mq @ sol.ydot + Qv, conditioning(Mq, B, Z))
+        rows.append((x[:3], x[3:], sol.ydot, tau, sol.v, kap))
     q, qd, qdd, tau, v, kap = (np.array(c) for c in zip(*rows)) if rows else [np.zeros((0, 3))] * 6
     tp = tip(q) if len(q) else np.zeros((0, 2))
     err = np.linalg.norm(tp - path(ivp.t), axis=-1) if len(q) else np.zeros(0)
-    if t_fail is None:
-        status, msg = "completed", f"completed {t_end:g} s"
+    t_fail = t_sing = None
+    if ivp.status == -1:
+        status, t_fail = "failed", float(last[0])
+        msg = (f"integration failed at t = {t_fail:.4f} s: {ivp.message} "
+               f"({_diagnosis(model, Zc, last[1], trouble, t_fail)})")
+    elif ivp.status == 1:
+        i = next(k for k, tk in enumerate(ivp.t_events) if tk.size)
+        status, t_fail, x_stop = "singular", float(ivp.t_events[i][0]), ivp.y_events[i][0]
+        r_tip = np.linalg.norm(tip(x_stop[:3]))
+        stretched = events[i] is reach and r_tip > 0.99 * sum(LENGTHS)
+        if refine:  # at full stretch B loses rank exactly where the path leaves the disc
+            t_sing = _reach_time(t_fail) if stretched else _singular_time(
+                rhs, kappa if events[i] is singular else reach_measure, t_fail, x_stop, stop_tol, rtol, atol)
+        if events[i] is singular:
+            msg = (f"stopped at t = {t_fail:.4f} s: the control directions became singular "
+                   f"(the feasibility measure fell to {stop_tol:g}; the row spaces of CᵀM and B "
+                   "intersect, so these directions cannot keep the tip on the path)")
+            what = "the directions become singular (κ → 0)"
+        else:
+            msg = (f"stopped at t = {t_fail:.4f} s: the path leaves the arm's reach (the tip Jacobian B loses "
+                   f"rank: σ_min/σ_max fell to {stop_tol:g} with the tip {r_tip:.5f} m from the base, reach "
+                   f"{sum(LENGTHS):g} m)")
+            what = "the path leaves the disc the arm can reach" if stretched else "B becomes singular"
+        if t_sing is not None:
+            msg += f"; continued beyond the stop, {what} at t = {t_sing:.5f} s"
     else:
-        status = "singular"
-        msg = (f"stopped at t = {t_fail:.4f} s: the control directions became singular "
-               f"(the feasibility measure fell to {stop_tol:g}; the row spaces of CᵀM and B "
-               "intersect, so these directions cannot keep the tip on the path)")
+        status, msg = "completed", f"completed {t_end:g} s"
     settings = dict(A=None if A is None else (A if isinstance(A, str) else np.asarray(A).tolist()),
                     t_end=t_end, inertia=inertia, gravity=gravity, formulation=formulation,
-                    stabilization=stabilization)
-    return IderResult(np.asarray(ivp.t), q, qd, qdd, tau, v, tp, err, kap, status, msg, t_fail, settings)
+                    stabilization=gains)
+    return IderResult(np.asarray(ivp.t), q, qd, qdd, tau, v, tp, err, kap, status, msg, t_fail,
+                      settings, t_sing)
 
 
 def sweep_directions(alpha) -> np.ndarray:
@@ -310,7 +479,8 @@ def feasibility_sweep(alphas, t_end: float = 1.0, inertia: str = "joint", gravit
 
     Returns a dict of arrays over ``alphas``: ``t_fail`` (s; ``nan`` where the
     run completed, 0 where singular at the start), ``kappa_min`` (smallest
-    feasibility measure seen) and ``feasible`` (bool).
+    feasibility measure seen) and ``feasible`` (bool).  The arguments are
+    validated as by :func:`simulate`, before any integration.
 
     Examples
     --------
@@ -320,12 +490,13 @@ def feasibility_sweep(alphas, t_end: float = 1.0, inertia: str = "joint", gravit
     >>> sw["feasible"].tolist()
     [False, True]
     """
-    alphas = np.atleast_1d(np.asarray(alphas, dtype=float))
+    alphas = np.array([_real(a, f"alphas[{i}]", "a finite angle (rad)")
+                       for i, a in enumerate(np.ravel(np.asarray(alphas, dtype=object)))], dtype=float)
     t_fail, kmin = np.full(alphas.shape, np.nan), np.zeros(alphas.shape)
     for i, a in enumerate(alphas):
-        try:
+        try:  # refine=False: the stop time is what the sweep reports (and ~1 s saved per member)
             r = simulate(sweep_directions(a), t_end=t_end, inertia=inertia, gravity=gravity,
-                         t_eval=np.linspace(0.0, t_end, 51), rtol=rtol, atol=rtol)
+                         t_eval=np.linspace(0.0, t_end, 51), rtol=rtol, atol=rtol, refine=False)
         except InfeasibleDirections:
             t_fail[i] = 0.0
             continue

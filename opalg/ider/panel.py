@@ -8,13 +8,15 @@ message and keeps the last good state.
 
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import PRESETS, THETA0, joint_points, simulate
+from . import PRESETS, THETA0, _real, joint_points, simulate
 from ..constrained import InfeasibleDirections
+from ..errors import StateError
 
 CUSTOM = "custom A"
 CHOICES = list(PRESETS) + [CUSTOM]
@@ -37,6 +39,8 @@ def parse_directions(text: str) -> np.ndarray:
     array([[0., 1., 0.],
            [0., 0., 1.]])
     """
+    if not isinstance(text, str):
+        raise ValueError(f"A must be given as text, got {text!r}")
     s = text.strip()
     if s.startswith("["):
         s = s.replace("],", ";").replace("[", "").replace("]", "")
@@ -66,10 +70,15 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
              t_end: float = 1.0, n_points: int = 101) -> PanelOutput:
     """Simulate one choice of the panel and phrase the verdict (pure function).
 
+    Every run becomes a verdict: "feasible: …", "infeasible: …" (a singular choice,
+    or the path leaving the arm's reach, with the stop time) or "failed: …" (the
+    integrator gave up, with the time and the likely reason).
+
     Raises
     ------
     ValueError
-        For an unknown preset or unreadable custom text (the panel keeps its last state).
+        For an unknown preset, unreadable custom text or a bad setting (the panel
+        keeps its last state); numbers given as strings are refused, not parsed.
 
     Examples
     --------
@@ -78,18 +87,24 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
     >>> out.feasible, out.verdict.startswith("infeasible")
     (False, True)
     """
+    if not isinstance(preset, str):
+        raise ValueError(f"unknown choice {preset!r}; choose one of {CHOICES}")
     if preset == CUSTOM:
         A = parse_directions(custom)
     elif preset in PRESETS:
         A = PRESETS[preset]
     else:
         raise ValueError(f"unknown choice {preset!r}; choose one of {CHOICES}")
-    t_eval = np.linspace(0.0, t_end, n_points)
+    t_end = _real(t_end, "t_end", "a positive number of seconds", lambda v: v > 0)
+    if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, numbers.Integral) or n_points < 2:
+        raise StateError(f"n_points must be an integer >= 2, got {n_points!r}")
+    t_eval = np.linspace(0.0, t_end, int(n_points))
     try:
         # rtol 1e-9 keeps one run near 0.1–0.3 s (benchmarks/bench_ider.py); the tip
         # error stays below 1e-9 m.  The verification runs use simulate's tighter default.
+        # refine=False for the same budget: locating the singularity beyond a stop costs ~1 s.
         r = simulate(A, t_end=t_end, inertia=inertia, gravity=gravity, t_eval=t_eval, rtol=1e-9,
-                     atol=1e-9)
+                     atol=1e-9, refine=False)
     except InfeasibleDirections as e:  # rank-deficient A, or singular already at t = 0
         return PanelOutput(None, A, f"infeasible: {e}", False)
     if r.ok:
@@ -97,7 +112,7 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
         verdict = (f"feasible: the tip follows the path for {t_end:g} s; peak moments "
                    + ", ".join(f"M{i + 1} = {p:.2f}" for i, p in enumerate(peak)) + " N·m")
         return PanelOutput(r, A, verdict, True)
-    return PanelOutput(r, A, f"infeasible: {r.message}", False)
+    return PanelOutput(r, A, f"{'failed' if r.status == 'failed' else 'infeasible'}: {r.message}", False)
 
 
 def draw(out: PanelOutput, fig=None):
