@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import algebra, constrained, innovations, kinematics, operational, riccati, spatial, urdf  # noqa: F401
+from . import algebra, constrained, constrained_passes, innovations, kinematics, operational, riccati, spatial, urdf  # noqa: F401
 from .riccati import Articulated, articulated
 from .innovations import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
 from .operational import frame_jacobian, lambda_inv

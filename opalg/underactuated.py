@@ -29,10 +29,10 @@ import numpy as np
 from . import builders
 from .errors import InfeasibleDirections, StateError
 from .hybrid_dynamics import hybrid
-from .innovations import innovations_passes
+from .constrained_passes import conditioning_passes
 from .kinematics import check_state
 from .model import Model
-from .riccati import articulated, check_passive
+from .riccati import check_passive
 
 #: The Acrobot/Pendubot link of Spong (1995): m = 1 kg, l = 1 m, l_c = 0.5 m, I_c = 1/12 kg m².
 SPONG = dict(lengths=(1.0, 1.0), masses=(1.0, 1.0), inertias=(1 / 12, 1 / 12))
@@ -125,7 +125,8 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
     gives (BΘ) θ̈_a = h − Bθ̈⁰, solvable iff BΘ is invertible.  Since
     ℳ⁻¹S_aᵀ = Θ (ℳ⁻¹)_aa, BΘ = (Bℳ⁻¹S_aᵀ) R: this is Ider's condition with
     Z = S_a, and its scale-free measure κ (:func:`opalg.constrained.conditioning`)
-    is computed here from ℳ⁻¹Bᵀ (N_a ABA passes) and R, without a dense ℳ.
+    is computed here by ABA passes on the columns of Bᵀ and S_aᵀ
+    (:func:`opalg.constrained_passes.conditioning_passes`), without a dense ℳ.
 
     Parameters
     ----------
@@ -184,7 +185,10 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
     Theta, R = hybrid(model, q, np.zeros(N), np.zeros(N), E, mask, gravity=False)
     Theta, R = Theta.T, R[:, ~mask].T          # (N, N_a) and (N_a, N_a)
     C = B @ Theta
-    kappa = _kappa(model, q, B, mask, R)
+    try:    # Ider's measure with Z = S_a, from ABA passes on the columns of Bᵀ and S_aᵀ
+        kappa = conditioning_passes(model, q, B, E)
+    except InfeasibleDirections:
+        kappa = 0.0                     # dependent task rows: no choice of motors realizes them
     if not kappa >= tol:
         # Below ~1e-13 the measure is round-off and its digits vary between machines.
         shown = f"κ = {kappa:.3g}" if kappa > 1e-13 else "κ = 0 to round-off (< 1e-13)"
@@ -196,20 +200,6 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
     tau = t0.copy()
     tau[~mask] = t0[~mask] + R @ qdd_a
     return TaskSolution(qdd0 + Theta @ qdd_a, tau, C, kappa)
-
-
-def _kappa(model: Model, q, B, mask, R) -> float:
-    r"""Ider's measure with Z = S_a from the Gram matrices of the ℳ⁻¹ metric (no dense ℳ):
-    G_BB = Bℳ⁻¹Bᵀ, G_BZ = Bℳ⁻¹S_aᵀ, G_ZZ = (ℳ⁻¹)_aa = R⁻¹; κ = σ_min(L_B⁻¹ G_BZ L_Z⁻ᵀ)."""
-    W = innovations_passes(model, articulated(model, q), B.T).qdd       # ℳ⁻¹Bᵀ, N_a ABA passes
-    G_BB, G_BZ = B @ W, W[~mask].T
-    try:
-        L_B = np.linalg.cholesky((G_BB + G_BB.T) / 2)
-    except np.linalg.LinAlgError:
-        return 0.0                      # dependent task rows: no motor choice can realize them
-    L_Z = np.linalg.cholesky(np.linalg.inv(R))
-    X = np.linalg.solve(L_Z, np.linalg.solve(L_B, G_BZ).T)
-    return float(min(np.linalg.svd(X, compute_uv=False)[-1], 1.0))
 
 
 def swing_controller(model: Model, passive, alpha: float = -2.0, kp: float = 50.0, kd: float = 10.0) -> Callable:

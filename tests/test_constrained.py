@@ -26,9 +26,9 @@ import pytest
 import scipy.linalg
 
 import opalg
-from opalg.constrained import (SINGULAR_TOL, InfeasibleDirections, conditioning, conditioning_passes,
-                               force_directions, null_complement, schur_columns, solve_augmented,
-                               solve_passes, solve_reduced)
+from opalg.constrained import (SINGULAR_TOL, InfeasibleDirections, conditioning, force_directions,
+                               null_complement, solve_augmented, solve_reduced)
+from opalg.constrained_passes import conditioning_passes, schur_columns, solve_passes
 from opalg.errors import StateError
 
 RTOL = 1e-10

@@ -35,8 +35,8 @@ from scipy.integrate import solve_ivp
 
 from .. import _backend as bk
 from .. import builders, dynamics
-from ..constrained import (InfeasibleDirections, conditioning, conditioning_passes, force_directions,
-                           solve_augmented, solve_passes, solve_reduced)
+from ..constrained import InfeasibleDirections, conditioning, force_directions, solve_augmented, solve_reduced
+from ..constrained_passes import conditioning_passes, solve_passes
 from ..errors import OpalgError, StateError
 
 LENGTHS = (1.0, 1.0, 1.0)
@@ -346,7 +346,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         Magnitude (m/s²) of gravity along −y; 0 (default) is a horizontal plane.
     formulation : {"augmented", "reduced", "passes"}
         Eq. 17, eqs. 18–19, or the Schur complement from O(n) innovations passes, no
-        dense ℳ (:func:`~opalg.constrained.solve_passes`, :func:`~opalg.constrained.conditioning_passes`).
+        dense ℳ (:func:`~opalg.constrained_passes.solve_passes`, :func:`~opalg.constrained_passes.conditioning_passes`).
     t_eval : array_like, optional
         Output times (default 201 points over [0, t_end]).
     stabilization : None or (alpha, beta)
