@@ -18,32 +18,29 @@ Decisions on the paper's open points:
   gives the paper's rounded (0.386, 0, −0.9618) rad/s;
 * **sign of v**: applied forces, τ = Zᵀ v (see :mod:`opalg.constrained`).
 
-Constraint (re-derived): Φ(q, t) = tip(q) − (x0 + v_A t, y0) = 0, so
-B = ∂tip/∂q (the tip Jacobian) and h = −Ḃ y; with absolute angles
-φ_i = θ1 + … + θi and rates ω_i = y1 + … + yi,
-B = [[−Σ_{i≥j} L_i sin φ_i], [Σ_{i≥j} L_i cos φ_i]] and
-h = [Σ_i L_i cos φ_i ω_i², Σ_i L_i sin φ_i ω_i²].
+Modules: :mod:`opalg.ider.geometry` (the arm, its tip path and the constraint B, h,
+re-derived), :mod:`opalg.ider.singular` (how a run ends when it cannot go on), this one
+(the simulation), :mod:`opalg.ider.panel` (the notebook's widget panel).
 """
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .. import _backend as bk
-from .. import builders, dynamics
+from .. import dynamics
 from ..constrained import InfeasibleDirections, conditioning, force_directions, solve_augmented, solve_reduced
 from ..constrained_passes import conditioning_passes, solve_passes
-from ..errors import OpalgError, StateError
+from ..errors import StateError
+from ._inputs import _real, _settings
+# The arm's parameters and kinematics (opalg.ider.geometry) are public names of opalg.ider too.
+from .geometry import (  # noqa: F401
+    INERTIAS, LENGTHS, MASSES, THETA0, TIP0, V_A, arm, initial_speeds, joint_points, path, reach_measure, tip,
+    tip_bias, tip_jacobian)
+from .singular import _NUMERICAL, _diagnosis, _reach_time, _singular_time
 
-LENGTHS = (1.0, 1.0, 1.0)
-MASSES = (30.0, 18.0, 18.0)
-INERTIAS = (10.0, 8.64, 8.64)
-THETA0 = np.deg2rad([60.0, -10.0, -90.0])
-V_A = -1.0
 
 #: Control-force directions of the widget presets (None: the conventional model Z = B).
 PRESETS = {
@@ -58,75 +55,6 @@ PRESETS = {
 #: required forces grow like 1/κ, so at 1e-3 a choice is already practically infeasible
 #: (hundreds to thousands of N·m here) and the integrator would crawl to go further.
 STOP_TOL = 1e-3
-
-
-def arm(inertia: str = "joint", gravity: float = 0.0):
-    """The paper's arm as an :class:`opalg.Model` (joint axes z, motion in the x–y plane).
-
-    Examples
-    --------
-    >>> from opalg import ider, crba
-    >>> M = crba(ider.arm(), ider.THETA0)
-    >>> round(float(M[2, 2]), 12)      # I3 about joint 3
-    8.64
-    """
-    if not isinstance(inertia, str) or inertia not in ("joint", "com"):
-        raise StateError(f"inertia must be 'joint' or 'com', got {inertia!r}")
-    g = _real(gravity, "gravity", "a finite number (m/s²)")
-    return builders.planar_arm(LENGTHS, MASSES, INERTIAS, inertia_about=inertia, gravity=(0.0, -g, 0.0))
-
-
-def _abs_angles(q):
-    q = np.asarray(q)
-    return np.cumsum(q if q.dtype.kind in "fc" else q.astype(float), axis=-1)
-
-
-def tip(q) -> np.ndarray:
-    """Tip position (x, y) in metres, shape (..., 2)."""
-    phi = _abs_angles(q)
-    L = np.asarray(LENGTHS)
-    return np.stack([(L * np.cos(phi)).sum(-1), (L * np.sin(phi)).sum(-1)], -1)
-
-
-def tip_jacobian(q) -> np.ndarray:
-    """B(q) = ∂tip/∂q, shape (2, 3)."""
-    phi = _abs_angles(q)
-    L = np.asarray(LENGTHS)
-    # Column j sums the links i >= j: reversed cumulative sums.
-    sx = np.cumsum((L * np.sin(phi))[::-1])[::-1]
-    cx = np.cumsum((L * np.cos(phi))[::-1])[::-1]
-    return np.stack([-sx, cx])
-
-
-def tip_bias(q, y) -> np.ndarray:
-    """h = −Ḃ y, so that the tip acceleration is B ẏ − h."""
-    phi, w = _abs_angles(q), np.cumsum(np.asarray(y, dtype=float))
-    L = np.asarray(LENGTHS)
-    return np.array([(L * np.cos(phi) * w**2).sum(), (L * np.sin(phi) * w**2).sum()])
-
-
-TIP0 = tip(THETA0)
-
-
-def joint_points(q) -> np.ndarray:
-    """Base, elbow, wrist and tip positions (4, 2) of configuration q (for drawings)."""
-    phi = _abs_angles(q)
-    L = np.asarray(LENGTHS)
-    steps = np.stack([L * np.cos(phi), L * np.sin(phi)], -1)
-    return np.vstack([np.zeros(2), np.cumsum(steps, axis=0)])
-
-
-def path(t) -> np.ndarray:
-    """Desired tip position at time t (eq. 20 with the exact initial tip)."""
-    t = np.asarray(t, dtype=float)
-    return np.stack([TIP0[0] + V_A * t, np.full_like(t, TIP0[1])], -1)
-
-
-def initial_speeds(q0=THETA0, v_A: float = V_A) -> np.ndarray:
-    """Joint rates with y2 = 0 that give the tip velocity (v_A, 0): B(q0)[:, (0, 2)] (y1, y3) = (v_A, 0)."""
-    B = tip_jacobian(q0)
-    y13 = np.linalg.solve(B[:, [0, 2]], [v_A, 0.0])
-    return np.array([y13[0], 0.0, y13[1]])
 
 
 def _is_conventional(A) -> bool:
@@ -147,39 +75,6 @@ def directions(A, q) -> np.ndarray:
             raise ValueError(f"unknown preset {A!r}; choose one of {list(PRESETS)}")
         return directions(PRESETS[A], q)
     return force_directions(B, A)
-
-def _real(x, name: str, expect: str, ok=lambda v: True) -> float:
-    """x as a float if it is a real number (never a bool, never a parsed string) with ok(x)."""
-    x = x[()] if isinstance(x, np.ndarray) and x.shape == () else x
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise StateError(f"{name} must be {expect}, got {x!r} (a {type(x).__name__}; strings are never parsed)")
-    if not (np.isfinite(float(x)) and ok(float(x))):
-        raise StateError(f"{name} must be {expect}, got {x!r}")
-    return float(x)
-
-
-def _settings(t_end, t_eval, stabilization):
-    """Validated (t_end, output times, Baumgarte gains)."""
-    t_end = _real(t_end, "t_end", "a positive number of seconds", lambda v: v > 0)
-    if t_eval is None:
-        te = np.linspace(0.0, t_end, 201)
-    else:
-        bk.check_no_strings(t_eval, "t_eval", StateError)
-        te = np.asarray(t_eval)
-        if te.dtype.kind not in "iuf":
-            raise StateError(f"t_eval must be numeric times (s), got {t_eval!r}")
-        if not np.all(np.isfinite(te := te.astype(float))):
-            raise StateError(f"t_eval has non-finite entries: {t_eval!r}")
-        if te.ndim != 1 or te.size == 0 or te[0] < 0 or te[-1] > t_end or np.any(np.diff(te) <= 0):
-            raise StateError("t_eval must be increasing times within [0, t_end]")
-    gains = stabilization
-    if gains is not None:
-        if isinstance(gains, (str, bytes)) or np.ndim(gains) != 1 or len(gains) != 2:
-            raise StateError(f"stabilization must be None or two finite gains (alpha, beta) >= 0 in 1/s, "
-                             f"got {gains!r}")
-        gains = tuple(_real(g, f"stabilization[{i}]", f"a finite gain >= 0 (1/s) in {stabilization!r}",
-                            lambda v: v >= 0) for i, g in enumerate(gains))
-    return t_end, te, gains
 
 
 @dataclass
@@ -229,100 +124,6 @@ def _dynamics(model, Zc, formulation, stab, t, q, y, check=True):
     Mq, Qv = dynamics.crba(model, q), dynamics.bias(model, q, y)
     solve = solve_augmented if formulation == "augmented" else solve_reduced
     return solve(Mq, Qv, np.zeros(3), B, h, Z, check=check), Mq, Qv, B, Z
-
-
-def reach_measure(q) -> float:
-    """σ_min/σ_max of the tip Jacobian B(q): 0 where the links align (as at full stretch).
-
-    Examples
-    --------
-    >>> from opalg import ider
-    >>> ider.reach_measure([0.3, 0.0, 0.0]) < 1e-15          # stretched out: B has rank 1
-    True
-    >>> round(ider.reach_measure(ider.THETA0), 3)
-    0.375
-    """
-    s = np.linalg.svd(tip_jacobian(q), compute_uv=False)
-    return float(s[-1] / s[0])
-
-
-#: Errors of one right-hand-side evaluation that make the solver reject the step and retry
-#: smaller (a trial stage beyond a singularity); a run that cannot recover reports them.
-_NUMERICAL = (OpalgError, np.linalg.LinAlgError, ArithmeticError)
-
-
-def _singular_time(rhs, measure, t_s, x_s, tol, rtol, atol):
-    """Time t* where ``measure`` μ reaches 0 beyond a stop at μ = tol, or None.
-
-    At these singularities (impasse points) the rates blow up and the trajectory ends at
-    t*, so no determinant can be bracketed beyond it; instead t* − t ∝ μᵖ with p = 2 for
-    "no motor at joint 3" (rates ∝ 1/μ) but p ≈ 1.39 for joint 2.  So the run goes on to
-    μ = tol/10, and t(μ) = t* − c₁μᵖ − c₂μ^(2p−1) − c₃μ^(3p−2) is fitted, p free, to the
-    crossings of tol, tol/√10, tol/10 and the rates dμ/dt there (linear least squares for
-    each p; rate rows times μ so every row is in seconds).
-    """
-    from scipy.optimize import minimize_scalar
-
-    def rate(x):  # dμ/dt = ∇μ·q̇, central difference along q̇ over 1e-3 μ rad
-        h, u = 1e-3 * measure(x[:3]), x[3:] / np.linalg.norm(x[3:])
-        return np.linalg.norm(x[3:]) * (measure(x[:3] + h * u) - measure(x[:3] - h * u)) / (2 * h)
-
-    if not (r_s := rate(x_s)) < 0:
-        return None
-    mu = tol * np.array([1.0, 10 ** -0.5, 0.1])
-    events = [lambda t, x, lev=lev: measure(x[:3]) - lev for lev in mu[1:]]
-    for ev in events:
-        ev.direction = -1
-    events[-1].terminal = True
-    t_max = t_s - 10 * tol / r_s  # 20x the square-root-law estimate μ / (2|μ̇|) of the time left
-    ivp = solve_ivp(rhs, (t_s, t_max), x_s, method="DOP853", events=events, rtol=rtol, atol=atol)
-    if not ivp.t_events[-1].size:
-        return None
-    ts = np.array([t_s, ivp.t_events[0][0], ivp.t_events[1][0]])
-    dtdmu = 1 / np.array([r_s, rate(ivp.y_events[0][0]), rate(ivp.y_events[1][0])])
-
-    def fit(p):
-        pw = p + np.arange(3) * (p - 1)
-        A = np.vstack([np.column_stack([np.ones(3)] + [-mu**e for e in pw]),
-                       np.column_stack([np.zeros(3)] + [-e * mu**e for e in pw])])
-        b = np.concatenate([ts, mu * dtdmu])
-        x = np.linalg.lstsq(A, b, rcond=None)[0]
-        return x[0], float(np.linalg.norm(A @ x - b))
-
-    grid = np.linspace(1.05, 5.0, 80)
-    p0 = grid[np.argmin([fit(p)[1] for p in grid])]
-    p = minimize_scalar(lambda p: fit(p)[1], bounds=(max(1.01, p0 - 0.05), p0 + 0.05), method="bounded",
-                        options={"xatol": 1e-10}).x
-    t_star, resid = fit(p)
-    # Only a law that holds: t* beyond the last crossing, every row met to 1e-3 of the gap.
-    return float(t_star) if ts[-1] < t_star <= t_max and resid <= 1e-3 * (t_star - t_s) else None
-
-
-def _reach_time(t0: float) -> float | None:
-    """First time after t0 at which the path itself leaves the disc of radius L1 + L2 + L3."""
-    from scipy.optimize import brentq
-
-    g = lambda t: float(np.linalg.norm(path(t))) - sum(LENGTHS)  # noqa: E731
-    span = next((s for s in 2.0 ** np.arange(11) if g(t0 + s) > 0), None)  # up to ~1000 s on
-    return None if span is None else brentq(g, t0, t0 + span, xtol=1e-14)
-
-
-def _diagnosis(model, Zc, x, trouble, t_fail) -> str:
-    """The likely reason an integration failed, read off the last state it reached."""
-    q, B = x[:3], tip_jacobian(x[:3])
-    kappa, mu = conditioning(dynamics.crba(model, q), B, B if Zc is None else Zc), reach_measure(q)
-    rates = f"joint rates up to {np.abs(x[3:]).max():.3g} rad/s"
-    text = ""
-    if trouble and trouble[0][0] >= t_fail:  # raised in the step the solver could not complete
-        text = f"the right-hand side raised {type(trouble[0][1]).__name__}: {trouble[0][1]}; "
-    if mu <= min(kappa, 1e-2):
-        return text + (f"likely reason: the path left the arm's reach — the tip Jacobian B is nearly rank "
-                       f"deficient there (σ_min/σ_max = {mu:.2g}, tip {np.linalg.norm(tip(q)):.6f} m from "
-                       f"the base, reach {sum(LENGTHS):g} m): the augmented matrix became singular; {rates}")
-    if kappa <= 1e-2:
-        return text + (f"likely reason: the control directions become singular (feasibility measure "
-                       f"κ = {kappa:.2g}): the accelerations and forces grow like 1/κ; {rates}")
-    return text + f"the state is regular (κ = {kappa:.2g}, σ_min/σ_max(B) = {mu:.2g}, {rates}): try other tolerances"
 
 
 def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float = 0.0,

@@ -1,0 +1,105 @@
+r"""The arm of Ider (1990), section 4, and its tip path: parameters, kinematics, reach.
+
+Constraint (re-derived): Φ(q, t) = tip(q) − (x0 + v_A t, y0) = 0, so B = ∂tip/∂q (the
+tip Jacobian) and h = −Ḃ y; with absolute angles φ_i = θ1 + … + θi and rates
+ω_i = y1 + … + yi, B = [[−Σ_{i≥j} L_i sin φ_i], [Σ_{i≥j} L_i cos φ_i]] and
+h = [Σ_i L_i cos φ_i ω_i², Σ_i L_i sin φ_i ω_i²].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import builders
+from ..errors import StateError
+from ._inputs import _real
+
+LENGTHS = (1.0, 1.0, 1.0)
+MASSES = (30.0, 18.0, 18.0)
+INERTIAS = (10.0, 8.64, 8.64)
+THETA0 = np.deg2rad([60.0, -10.0, -90.0])
+V_A = -1.0
+
+
+def arm(inertia: str = "joint", gravity: float = 0.0):
+    """The paper's arm as an :class:`opalg.Model` (joint axes z, motion in the x–y plane).
+
+    Examples
+    --------
+    >>> from opalg import ider, crba
+    >>> M = crba(ider.arm(), ider.THETA0)
+    >>> round(float(M[2, 2]), 12)      # I3 about joint 3
+    8.64
+    """
+    if not isinstance(inertia, str) or inertia not in ("joint", "com"):
+        raise StateError(f"inertia must be 'joint' or 'com', got {inertia!r}")
+    g = _real(gravity, "gravity", "a finite number (m/s²)")
+    return builders.planar_arm(LENGTHS, MASSES, INERTIAS, inertia_about=inertia, gravity=(0.0, -g, 0.0))
+
+
+def _abs_angles(q):
+    q = np.asarray(q)
+    return np.cumsum(q if q.dtype.kind in "fc" else q.astype(float), axis=-1)
+
+
+def tip(q) -> np.ndarray:
+    """Tip position (x, y) in metres, shape (..., 2)."""
+    phi = _abs_angles(q)
+    L = np.asarray(LENGTHS)
+    return np.stack([(L * np.cos(phi)).sum(-1), (L * np.sin(phi)).sum(-1)], -1)
+
+
+def tip_jacobian(q) -> np.ndarray:
+    """B(q) = ∂tip/∂q, shape (2, 3)."""
+    phi = _abs_angles(q)
+    L = np.asarray(LENGTHS)
+    # Column j sums the links i >= j: reversed cumulative sums.
+    sx = np.cumsum((L * np.sin(phi))[::-1])[::-1]
+    cx = np.cumsum((L * np.cos(phi))[::-1])[::-1]
+    return np.stack([-sx, cx])
+
+
+def tip_bias(q, y) -> np.ndarray:
+    """h = −Ḃ y, so that the tip acceleration is B ẏ − h."""
+    phi, w = _abs_angles(q), np.cumsum(np.asarray(y, dtype=float))
+    L = np.asarray(LENGTHS)
+    return np.array([(L * np.cos(phi) * w**2).sum(), (L * np.sin(phi) * w**2).sum()])
+
+
+TIP0 = tip(THETA0)
+
+
+def joint_points(q) -> np.ndarray:
+    """Base, elbow, wrist and tip positions (4, 2) of configuration q (for drawings)."""
+    phi = _abs_angles(q)
+    L = np.asarray(LENGTHS)
+    steps = np.stack([L * np.cos(phi), L * np.sin(phi)], -1)
+    return np.vstack([np.zeros(2), np.cumsum(steps, axis=0)])
+
+
+def path(t) -> np.ndarray:
+    """Desired tip position at time t (eq. 20 with the exact initial tip)."""
+    t = np.asarray(t, dtype=float)
+    return np.stack([TIP0[0] + V_A * t, np.full_like(t, TIP0[1])], -1)
+
+
+def initial_speeds(q0=THETA0, v_A: float = V_A) -> np.ndarray:
+    """Joint rates with y2 = 0 that give the tip velocity (v_A, 0): B(q0)[:, (0, 2)] (y1, y3) = (v_A, 0)."""
+    B = tip_jacobian(q0)
+    y13 = np.linalg.solve(B[:, [0, 2]], [v_A, 0.0])
+    return np.array([y13[0], 0.0, y13[1]])
+
+
+def reach_measure(q) -> float:
+    """σ_min/σ_max of the tip Jacobian B(q): 0 where the links align (as at full stretch).
+
+    Examples
+    --------
+    >>> from opalg import ider
+    >>> ider.reach_measure([0.3, 0.0, 0.0]) < 1e-15          # stretched out: B has rank 1
+    True
+    >>> round(ider.reach_measure(ider.THETA0), 3)
+    0.375
+    """
+    s = np.linalg.svd(tip_jacobian(q), compute_uv=False)
+    return float(s[-1] / s[0])
