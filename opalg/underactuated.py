@@ -27,7 +27,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from . import builders
-from .errors import InfeasibleDirections, StateError
+from . import _backend as bk
+from .errors import InfeasibleDirections, OpalgError, StateError
 from .hybrid_dynamics import hybrid
 from .constrained_passes import conditioning_passes
 from .kinematics import check_state
@@ -316,42 +317,50 @@ def simulate(model: Model, passive, controller: Callable, x0, t_end: float, t_ev
     if fail is None:
         return Run(np.asarray(ts), q, qd, qdd, tau, "completed", f"completed {t_end:g} s", None, settings)
     return Run(np.asarray(ts), q, qd, qdd, tau, "failed",
-               f"failed after t = {fail[0]:.6g} s (the last step completed; samples kept up to there): "
-               f"{fail[1]}", fail[0], settings)
+               f"failed at t = {fail[0]:.6g} s (samples kept up to there): {fail[1]}", fail[0], settings)
 
 
 def _call(fn, name, t, q, qd, size):
-    out = np.asarray(fn(t, q, qd), dtype=float).reshape(-1)
+    raw = fn(t, q, qd)
+    try:
+        bk.check_no_strings(raw, name, StateError)
+        out = np.asarray(raw, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, StateError):
+            raise
+        raise StateError(f"{name} returned {raw!r} at t = {t:.6g} s: expected numbers") from None
     if out.shape != (size,) or not np.all(np.isfinite(out)):
         raise StateError(f"{name} returned {out.tolist()} at t = {t:.6g} s: expected {size} finite number(s)")
     return out
 
 
 def _integrate(rhs, x0, t_end, t_eval, rtol, atol):
-    """DOP853 stepped by hand, so that a failure keeps every sample computed before it.
+    """``solve_ivp`` (DOP853) that keeps the samples computed before a failure.
 
-    Returns (times, states, fail) with fail = None or (t, reason)."""
-    from scipy.integrate import DOP853   # here: `import opalg` stays free of scipy's integrators
+    A numerical error in one right-hand-side evaluation (an opalg error, a singular
+    matrix, an arithmetic error) returns NaN, so the solver rejects the step and retries
+    a smaller one: a trial stage that strayed recovers; an error that persists shrinks
+    the step until the solver gives up there, with the samples before it kept.  Any other
+    exception (a bug in a controller) propagates.  Returns (times, states, fail), fail =
+    None or (t, reason) with t the time of the last failing evaluation.
+    """
+    from scipy.integrate import solve_ivp   # here: `import opalg` stays free of scipy's integrators
 
-    solver = DOP853(rhs, 0.0, x0, t_end, rtol=rtol, atol=atol)
-    ts, xs, i, fail = [], [], 0, None
-    while i < len(t_eval) and t_eval[i] <= 0.0:
-        ts.append(t_eval[i])
-        xs.append(np.array(x0, float))
-        i += 1
-    while solver.status == "running":
-        t_before = solver.t
+    trouble = []
+
+    def guarded(t, x):
         try:
-            msg = solver.step()
-        except (StateError, InfeasibleDirections, np.linalg.LinAlgError, ArithmeticError, ValueError) as e:
-            fail = (float(t_before), f"{type(e).__name__}: {e}")
-            break
-        if solver.status == "failed":
-            fail = (float(solver.t), f"the integrator stopped: {msg}")
-            break
-        dense = solver.dense_output()
-        while i < len(t_eval) and t_eval[i] <= solver.t:
-            ts.append(t_eval[i])
-            xs.append(dense(t_eval[i]))
-            i += 1
-    return np.array(ts), np.array(xs).reshape(len(ts), len(x0)), fail
+            return rhs(t, x)
+        except (OpalgError, np.linalg.LinAlgError, ArithmeticError) as e:
+            trouble[:] = [(float(t), e)]
+            return np.full(len(x), np.nan)
+
+    ivp = solve_ivp(guarded, (0.0, t_end), x0, method="DOP853", t_eval=t_eval, rtol=rtol, atol=atol)
+    fail = None
+    if ivp.status == -1:
+        if trouble:
+            t_bad, e = trouble[0]
+            fail = (t_bad, f"{type(e).__name__}: {e} (the integrator stopped: {ivp.message})")
+        else:
+            fail = (float(ivp.t[-1]) if ivp.t.size else 0.0, f"the integrator stopped: {ivp.message}")
+    return ivp.t, ivp.y.T.reshape(len(ivp.t), len(x0)), fail

@@ -232,12 +232,11 @@ def test_failed_run_keeps_its_samples_and_names_the_time():
 
     run = ua.simulate(*arm, controller, [-1.5, 0, 0, 0], 2.0, t_eval=np.linspace(0, 2, 41))
     assert run.status == "failed" and not run.ok
-    # t_fail is the end of the last completed step, before the evaluation that failed (t > 0.5)
-    assert 0.1 < run.t_fail <= 0.5
-    assert f"after t = {run.t_fail:.6g} s" in run.message
-    t_bad = float(run.message.split("at t = ")[-1].split(" s")[0])
-    assert "controller returned [nan]" in run.message and t_bad > 0.5
-    assert run.t[-1] <= run.t_fail < run.t[-1] + 0.05 and np.all(np.isfinite(run.q))
+    # the persistent error shrinks the step onto t = 0.5 s: that is the time named
+    assert run.t_fail == pytest.approx(0.5, abs=1e-6)
+    assert f"failed at t = {run.t_fail:.6g} s" in run.message
+    assert "controller returned [nan]" in run.message
+    assert run.t[-1] == pytest.approx(0.45) and np.all(np.isfinite(run.q))     # the samples before it
     # the kept samples are the true motion: constant elbow acceleration 1 from rest
     assert np.allclose(run.q[:, 1], 0.5 * run.t**2, rtol=0, atol=1e-8)
 
@@ -268,3 +267,21 @@ def test_task_control_refuses_bad_arguments():
         ua.acrobot(gravity="9.81")
     with pytest.raises(opalg.StateError, match="Acrobot"):
         ua.swing_controller(*ua.pendubot())
+
+
+def test_controller_returning_text_fails_the_run_without_evaluating_it():
+    """A string from a controller is a StateError at that time (never parsed): the run ends
+    'failed' at t = 0.2 s with the samples before it (steps ending past 0.2 s are rejected, so
+    the last sample is 0.1 s); a genuine bug (TypeError) propagates."""
+    arm = ua.acrobot()
+    run = ua.simulate(*arm, lambda t, q, qd: "1.0" if t > 0.2 else [0.0], [-1.5, 0, 0, 0], 1.0,
+                      t_eval=np.linspace(0, 1, 11))
+    assert run.status == "failed" and run.t_fail == pytest.approx(0.2, abs=1e-6)
+    assert "controller" in run.message and "StateError" in run.message
+    assert run.t[-1] == pytest.approx(0.1)      # the last sample before the step that fails
+
+    def buggy(t, q, qd):
+        raise TypeError("a bug in the controller")
+
+    with pytest.raises(TypeError, match="a bug"):
+        ua.simulate(*arm, buggy, [-1.5, 0, 0, 0], 1.0)
