@@ -84,19 +84,13 @@ class Articulated:
     U: list
     d: list
     kin: Kinematics
-    passive: np.ndarray | None = None
-    axes: list | None = None
-
-    def __post_init__(self):
-        if self.axes is None:
-            self.axes = [tuple(range(S.shape[-1])) for S in self.kin.S]
+    passive: np.ndarray | None
+    axes: list
 
     @cached_property
     def S(self) -> list:
         """Per body, the (..., 6, n_pk) columns of the eliminated axes (H_p*(k); all of H* without ``passive``)."""
-        if self.passive is None:
-            return list(self.kin.S)
-        return [S if len(ax) == S.shape[-1] else S[..., :, list(ax)] for S, ax in zip(self.kin.S, self.axes)]
+        return columns_of(self.kin.S, self.axes)
 
     @cached_property
     def rows(self) -> tuple[list, list]:
@@ -113,7 +107,8 @@ class Articulated:
     @cached_property
     def S_active(self) -> list:
         """Per body, the (..., 6, n_ak) columns of the axes that were not eliminated (H_a*(k))."""
-        return [S[..., :, [i for i in range(S.shape[-1]) if i not in ax]] for S, ax in zip(self.kin.S, self.axes)]
+        sizes = tuple(S.shape[-1] for S in self.kin.S)
+        return columns_of(self.kin.S, split_axes(sizes, self.passive)[1])
 
     def columns(self, k: int) -> list:
         """The eliminated axes S_i of body k as (..., 6, 1) columns."""
@@ -257,13 +252,28 @@ def check_passive(model: Model, passive) -> np.ndarray:
     return np.array(a, dtype=bool)
 
 
+def split_axes(sizes, passive) -> tuple[list, list]:
+    """Per body (joint sizes ``sizes``), the local indices of its passive and of its active axes;
+    without a mask (``passive=None``) every axis is passive (eliminated)."""
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    if passive is None:
+        return [tuple(range(n)) for n in sizes], [()] * len(sizes)
+    parts = [passive[offs[k]:offs[k + 1]] for k in range(len(sizes))]
+    return ([tuple(int(i) for i in np.flatnonzero(m)) for m in parts],
+            [tuple(int(i) for i in np.flatnonzero(~m)) for m in parts])
+
+
+def columns_of(S: list, axes: list) -> list:
+    """Per body, the columns ``axes[k]`` of S[k] (..., 6, n_k) (S[k] itself when all are kept)."""
+    return [S_ if len(ax) == S_.shape[-1] else S_[..., :, list(ax)] for S_, ax in zip(S, axes)]
+
+
 def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None) -> Articulated:
     n = model.n
     # Read-only broadcast views: P(k) starts as M(k) for every state without a copy.
     P = [np.broadcast_to(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
     Pp, U, d = [None] * n, [None] * n, [None] * n
-    axes = [tuple(range(sl.stop - sl.start)) if passive is None else
-            tuple(int(i) for i in np.flatnonzero(passive[sl])) for sl in model.dof_slice]
+    axes = split_axes(model.joint_sizes, passive)[0]
     for k in reversed(model.order):
         S, Pk = kin.S[k], P[k]
         Uk, dk = [], []
@@ -283,7 +293,7 @@ def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None
         p = model.parents[k]
         if p != -1:
             P[p] = P[p] + bk.mT(kin.Xup[k]) @ Pk @ kin.Xup[k]
-    return Articulated(P, Pp, U, d, kin, passive, axes)
+    return Articulated(P, Pp, U, d, kin, passive=passive, axes=axes)
 
 
 def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -50,7 +50,7 @@ import numpy as np
 from . import _backend as bk
 from .algebra import BlockDiagonal, EdgeOperator, Identity, SPO
 from .innovations import upsilon
-from .riccati import Articulated, _riccati, check_passive
+from .riccati import Articulated, _riccati, check_passive, columns_of, split_axes
 from .dynamics import composite_inertias
 from .kinematics import body_kinematics, check_state, overflow_guard
 from .model import Model
@@ -71,8 +71,8 @@ class SpatialOperators:
         self.kin = body_kinematics(model, self.q, self.qd, gravity)
         self._spatial = (6,) * model.n
         # The joint space of the articulated quantities: the passive dofs (all without a mask).
-        self._joint = model.joint_sizes if self.passive is None else tuple(
-            int(np.count_nonzero(self.passive[sl])) for sl in model.dof_slice)
+        self._axes = split_axes(model.joint_sizes, self.passive)
+        self._joint = tuple(len(ax) for ax in self._axes[0])
 
     def _edge(self, blocks, cols, name):
         m = self.model
@@ -91,25 +91,17 @@ class SpatialOperators:
     def H(self) -> BlockDiagonal:
         return BlockDiagonal([bk.mT(S) for S in self.kin.S], "H")
 
-    def _rows_of_H(self, keep):
-        return BlockDiagonal([bk.mT(S[..., :, list(np.flatnonzero(keep[sl]))])
-                              for S, sl in zip(self.kin.S, self.model.dof_slice)], "H")
-
     @cached_property
     def H_p(self) -> BlockDiagonal:
         """The passive rows of H (all of H without a ``passive`` mask)."""
         if self.passive is None:
             return self.H
-        out = self._rows_of_H(self.passive)
-        out.name = "H_p"
-        return out
+        return BlockDiagonal([bk.mT(S) for S in columns_of(self.kin.S, self._axes[0])], "H_p")
 
     @cached_property
     def H_a(self) -> BlockDiagonal:
         """The active rows of H (none without a ``passive`` mask)."""
-        out = self._rows_of_H(np.zeros(self.model.ndof, bool) if self.passive is None else ~self.passive)
-        out.name = "H_a"
-        return out
+        return BlockDiagonal([bk.mT(S) for S in columns_of(self.kin.S, self._axes[1])], "H_a")
 
     @cached_property
     def M(self) -> BlockDiagonal:
