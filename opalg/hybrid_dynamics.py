@@ -94,7 +94,12 @@ def hybrid(model: Model, q, qd, tau, qdd, passive, f_ext=None,
 @chunked(4, forces=("f_ext",))
 def _hybrid(model: Model, q, qd, tau, qdd, passive, f_ext=None, gravity: bool = True) -> list:
     kin = body_kinematics(model, q, qd, gravity, validate=False)
-    art = _riccati(model, q, kin, passive)
+    return hybrid_on(model, kin, _riccati(model, q, kin, passive), tau, qdd, f_ext)
+
+
+def hybrid_on(model: Model, kin, art, tau, qdd, f_ext=None) -> list:
+    """[q̈, τ] of :func:`hybrid` on given kinematics (with rates) and hybrid factors (no checks)."""
+    passive = art.passive
     b = kin.b if f_ext is None else [kin.b[k] - f_ext[..., k, :] for k in range(model.n)]
     res = innovations_passes(model, art, tau[..., passive, None], kin.a, b, qdd_a=qdd[..., ~passive, None])
     # Either result may be empty (no passive or no active dof): the batch is that of all of them.
@@ -145,11 +150,15 @@ def reduced_inertia(model: Model, q, passive) -> np.ndarray:
     q = check_state(model, q, "q")
 
     def compute():
-        kin = body_kinematics(model, q, validate=False)
-        art = _riccati(model, q, kin, mask)
-        n_a = int(np.count_nonzero(~mask))
-        zero = bk.zeros((int(np.count_nonzero(mask)), n_a), q, *art.P)
-        Ta = innovations_passes(model, art, zero, qdd_a=bk.eye(n_a, q, *art.P)).tau
+        Ta = unit_response(model, _riccati(model, q, body_kinematics(model, q, validate=False), mask))[1]
         return (Ta + bk.mT(Ta)) / 2 if Ta.dtype != object else Ta
 
     return overflow_guard("reduced_inertia", compute, {"q": q})
+
+
+def unit_response(model: Model, art) -> tuple[np.ndarray, np.ndarray]:
+    """(θ̈_p, T_a) of the G2 passes for θ̈_a = each unit vector, T_p = 0, a = b = 0: the columns
+    of −ℳ_pp⁻¹ℳ_pa (N_p, N_a) and of R = ℳ_aa − ℳ_apℳ_pp⁻¹ℳ_pa (N_a, N_a) (G3)."""
+    n_p, n_a = art.rows[0][-1].stop, art.rows[1][-1].stop
+    res = innovations_passes(model, art, bk.zeros((n_p, n_a), *art.P), qdd_a=bk.eye(n_a, *art.P))
+    return res.qdd, res.tau

@@ -29,11 +29,11 @@ import numpy as np
 from . import builders
 from . import _backend as bk
 from .errors import InfeasibleDirections, OpalgError, StateError
-from .hybrid_dynamics import hybrid
+from .hybrid_dynamics import hybrid, hybrid_on, unit_response
 from .constrained_passes import conditioning_passes
-from .kinematics import check_state
+from .kinematics import body_kinematics, check_forces, check_state, overflow_guard
 from .model import Model
-from .riccati import check_passive
+from .riccati import _riccati, check_passive
 
 #: The Acrobot/Pendubot link of Spong (1995): m = 1 kg, l = 1 m, l_c = 0.5 m, I_c = 1/12 kg m².
 SPONG = dict(lengths=(1.0, 1.0), masses=(1.0, 1.0), inertias=(1 / 12, 1 / 12))
@@ -179,12 +179,18 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
     tau0 = np.zeros(N)
     if tau_p is not None:
         tau0[mask] = check_state(model, tau_p, "tau_p", last=n_p)
-    # θ̈⁰ with θ̈_a = 0, then the columns of Θ and of R from unit active accelerations without bias.
-    qdd0, t0 = hybrid(model, q, qd, tau0, np.zeros(N), mask, f_ext, gravity)
-    E = np.zeros((n_a, N))
-    E[:, ~mask] = np.eye(n_a)
-    Theta, R = hybrid(model, q, np.zeros(N), np.zeros(N), E, mask, gravity=False)
-    Theta, R = Theta.T, R[:, ~mask].T          # (N, N_a) and (N_a, N_a)
+    # One kinematics and one hybrid Riccati recursion serve θ̈⁰ (θ̈_a = 0) and the columns of Θ and R.
+    f = None if f_ext is None else check_forces(model, f_ext, "f_ext")
+
+    def passes():
+        kin = body_kinematics(model, q, qd, gravity, validate=False)
+        art = _riccati(model, q, kin, mask)
+        return [*hybrid_on(model, kin, art, tau0, np.zeros(N), f), *unit_response(model, art)]
+
+    qdd0, t0, Theta_p, R = overflow_guard("task_control", passes, {"q": q, "qd": qd})
+    Theta = np.zeros((N, n_a))
+    Theta[mask], Theta[~mask] = Theta_p, np.eye(n_a)
+    E = np.eye(N)[~mask]          # S_a, the motor directions
     C = B @ Theta
     try:    # Ider's measure with Z = S_a, from ABA passes on the columns of Bᵀ and S_aᵀ
         kappa = conditioning_passes(model, q, B, E)
