@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv test reproduce figures lab html bench bench-core bench-hybrid clean
+.PHONY: venv test reproduce figures lab html student bench bench-core bench-hybrid clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "opalg needs Python >= 3.11, found " + sys.version'
@@ -27,6 +27,10 @@ reproduce: venv
 
 lab: venv
 	$(VENV)/bin/jupyter lab notebooks
+
+# A git-ignored copy of the notebooks to answer the exercises in (existing copies are kept).
+student: venv
+	$(PY) tools/student.py
 
 html: venv
 	$(PY) tools/reproduce.py --html

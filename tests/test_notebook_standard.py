@@ -1,0 +1,78 @@
+"""The notebook standard of notebooks/README.md, checked on the committed notebooks.
+
+Figures: every PNG is shown through ``opalg.display.show`` (no bare ``plt.show()``), so it has
+alt text in its output metadata and a resolution of at least 110 dpi (read from the PNG's pHYs
+chunk, which matplotlib writes); animations are ``opalg.display.animate`` players with an
+aria-label.  Exercises: headed ``**Exercise NN.k**`` and checked by ``opalg.exercises`` (see
+tests/test_exercises.py).  Every notebook links the suite's notation table.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import pathlib
+import re
+import struct
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+MIN_DPI = 110
+
+
+def _cells(path):
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def _png_dpi(data: bytes) -> float | None:
+    """Horizontal resolution from the pHYs chunk (pixels per metre -> per inch), None if absent."""
+    pos = 8
+    while pos < len(data):
+        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+        if kind == b"pHYs":
+            ppm_x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
+            return ppm_x * 0.0254 if unit == 1 else None
+        pos += 12 + length
+    return None
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_images_have_alt_text_and_resolution(path):
+    for i, cell in enumerate(_cells(path)):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                alt = out.get("metadata", {}).get("image/png", {}).get("alt", "")
+                assert len(alt) >= 10, f"{path.name}, cell {i}: a PNG without alt text (use opalg.display.show)"
+                dpi = _png_dpi(base64.b64decode("".join(data["image/png"])))
+                assert dpi is not None and dpi >= MIN_DPI - 0.5, f"{path.name}, cell {i}: PNG at {dpi} dpi"
+            html = "".join(data.get("text/html", ""))
+            if "<script" in html and "anim" in html:
+                assert 'class="opalg-animation"' in html and "aria-label=" in html, (
+                    f"{path.name}, cell {i}: an animation not made by opalg.display.animate")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_bare_plt_show(path):
+    for i, cell in enumerate(_cells(path)):
+        if cell["cell_type"] == "code":
+            src = "".join(cell["source"])
+            assert not re.search(r"\bplt\.show\(", src), f"{path.name}, cell {i}: plt.show() (use opalg.display.show)"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_links_the_notation_table(path):
+    text = "".join("".join(c["source"]) for c in _cells(path) if c["cell_type"] == "markdown")
+    assert "docs/NOTATION.md" in text, f"{path.name}: no link to the notation table docs/NOTATION.md"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_exercise_headings_are_numbered_by_notebook(path):
+    for i, cell in enumerate(_cells(path)):
+        if cell["cell_type"] == "markdown":
+            src = "".join(cell["source"])
+            for m in re.finditer(r"\*\*Exercise ([^*]*)\*\*", src):
+                assert re.fullmatch(rf"{path.name[:2]}\.\d+\.?", m.group(1).strip()), (
+                    f"{path.name}, cell {i}: exercise heading {m.group(0)!r} (write **Exercise {path.name[:2]}.k.**)")
