@@ -46,5 +46,10 @@ bench-core: venv
 bench-hybrid: venv
 	$(PY) benchmarks/bench_hybrid.py
 
+# Wall time of `make test`'s pytest by phase (collection, notebooks, the rest): a few minutes.
+.PHONY: bench-suite
+bench-suite: venv
+	$(PY) benchmarks/bench_suite.py
+
 clean:
 	rm -rf $(VENV) build *.egg-info

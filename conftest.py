@@ -1,6 +1,51 @@
-"""Root pytest configuration: nbval sanitizer path and a deterministic hypothesis profile."""
-import pathlib
+"""Root pytest configuration: the hypothesis profile, nbval's sanitizer path, one execution per
+notebook shared by every notebook check, and the grouping of tests for parallel workers.
 
+One execution per notebook
+--------------------------
+Two checks need a fresh execution of each notebook: strict nbval (every output of every code
+cell compared with the committed one, per cell) and ``tests/test_notebooks.py::
+test_executor_is_deterministic`` (the project executor, ``tools/execute_notebooks.execute``,
+rewrites the committed bytes exactly).  They used to execute every notebook twice.  Here the
+notebook is executed once, *by the project executor* (so the byte check is about exactly what
+``make reproduce`` writes), in a scratch copy whose directory is the kernel's cwd (so a notebook
+that depends on, or writes into, ``notebooks/`` fails), and the result is cached for the session
+(:func:`notebook_run`).  nbval's collector and cell items are kept (its options, cell markers,
+sanitizers, comparison and failure report), with two methods replaced: the collector starts no
+kernel, and a cell item compares its committed outputs with *that cell of the shared execution*
+using nbval's own ``compare_outputs``, then also requires the cell's outputs and execution count
+to be identical (nbval skips PNGs and metadata; the byte check would catch them, this says which
+cell).  A cell that raised unexpectedly fails with its traceback; the cells after it fail as
+"not executed" (nbclient stops at the first error, where nbval's kernel went on).
+
+``pytest notebooks/NN.ipynb`` still tests one notebook cell by cell; ``-k NN`` with
+``tests/test_notebooks.py`` adds the byte check, from the same execution.
+
+Parallel workers (pytest-xdist, ``--dist loadgroup``)
+-----------------------------------------------------
+:func:`pytest_xdist_make_scheduler` puts each notebook's cells and its byte check in one
+work unit (one worker, one execution), and the real-browser tests in one unit (they
+start servers and a Chromium each).  Every other test is scheduled alone.  The units are
+read from node ids (:func:`xdist_scope`), so a new notebook or browser test is grouped with
+no edit here.  Hypothesis is derandomized and every random model is seeded, so a worker runs
+the same examples as a serial run.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib.util
+import json
+import re
+import pathlib
+import shutil
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import nbformat
+import pytest
 from hypothesis import settings
 
 ROOT = pathlib.Path(__file__).resolve().parent
@@ -22,3 +67,264 @@ def pytest_configure(config):
     # nbval reads --nbval-sanitize-with relative to the cwd: make it absolute.
     if hasattr(config.option, "nbval_sanitize_with") and not config.option.nbval_sanitize_with:
         config.option.nbval_sanitize_with = str(ROOT / "tools" / "nbval_sanitize.cfg")
+
+
+# --------------------------------------------------------------------------------------------
+# One execution per notebook
+# --------------------------------------------------------------------------------------------
+
+def _executor():
+    """``tools/execute_notebooks`` (not a package), loaded once by path."""
+    global _EXECUTOR
+    if _EXECUTOR is None:
+        spec = importlib.util.spec_from_file_location("execute_notebooks",
+                                                      ROOT / "tools" / "execute_notebooks.py")
+        _EXECUTOR = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_EXECUTOR)
+    return _EXECUTOR
+
+
+_EXECUTOR = None
+
+
+@dataclass
+class NotebookRun:
+    """One execution of a committed notebook by the project executor, in a scratch directory.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The committed notebook.
+    data : bytes or None
+        The file the executor wrote (None if execution stopped at an error).
+    cells : list
+        The executed notebook's code cells, cleaned as the executor cleans them (on an error:
+        the cells run so far, the failing one with its error output).
+    failed_at : int or None
+        Index among the code cells (nbval's "Cell N") of the cell where execution stopped.
+    error : str or None
+        The executor's exception, if it raised.
+    seconds : float
+        Wall time of the execution.
+    """
+
+    path: pathlib.Path
+    data: bytes | None
+    cells: list
+    failed_at: int | None
+    error: str | None
+    seconds: float
+
+
+_RUNS: dict[pathlib.Path, NotebookRun] = {}
+
+
+def notebook_run(path: pathlib.Path, timeout: int = 600) -> NotebookRun:
+    """Execute the notebook at ``path`` once per session (cached) and return the result.
+
+    The copy keeps its path relative to ``notebooks/`` (``panels/x.ipynb`` stays one folder
+    down), so the kernel sees the same layout around it, minus every other file.
+    """
+    path = pathlib.Path(path).resolve()
+    if path not in _RUNS:
+        _RUNS[path] = _execute(path, timeout)
+    return _RUNS[path]
+
+
+def _execute(path: pathlib.Path, timeout: int) -> NotebookRun:
+    ex = _executor()
+    seen: list[int] = []  # indices (into nb.cells) of the cells nbclient started
+    executed = []         # the notebook nbclient mutates in place
+
+    real_client = ex.NotebookClient
+
+    def recording_client(nb, **kwargs):
+        # The executor builds its own client; wrap the constructor (for this call only) to learn
+        # which cell it was running when it raised, and to keep the partly executed notebook.
+        client = real_client(nb, **kwargs)
+        client.on_cell_start = lambda cell, cell_index: seen.append(cell_index)
+        executed.append(nb)
+        return client
+
+    try:
+        rel = path.relative_to(ROOT / "notebooks")
+    except ValueError:
+        rel = pathlib.Path(path.name)
+    with tempfile.TemporaryDirectory(prefix="opalg-nb-") as tmp:
+        copy_path = pathlib.Path(tmp) / rel
+        copy_path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copy_path)
+        start = time.perf_counter()
+        ex.NotebookClient = recording_client
+        try:
+            ex.execute(copy_path, timeout=timeout)
+        except Exception as exc:  # CellExecutionError, CellTimeoutError, DeadKernelError, ...
+            seconds = time.perf_counter() - start
+            nb = executed[0] if executed else nbformat.read(path, as_version=4)
+            ex.clean(nb)
+            all_cells = nb.cells
+            code_index = {i: k for k, i in enumerate(
+                j for j, c in enumerate(all_cells) if c.cell_type == "code")}
+            code_started = [code_index[i] for i in seen if i in code_index]
+            if not code_started:  # the kernel did not start: no cell ran
+                return NotebookRun(path, None, [nbformat.v4.new_code_cell()], 0,
+                                   f"{type(exc).__name__}: {exc}", seconds)
+            failed_at = code_started[-1]
+            cells = [c for c in all_cells if c.cell_type == "code"][:failed_at + 1]
+            return NotebookRun(path, None, cells, failed_at, f"{type(exc).__name__}: {exc}", seconds)
+        finally:
+            ex.NotebookClient = real_client
+        seconds = time.perf_counter() - start
+        data = copy_path.read_bytes()
+    nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    return NotebookRun(path, data, [c for c in nb.cells if c.cell_type == "code"], None, None,
+                       seconds)
+
+
+@pytest.fixture
+def notebook_execution(request):
+    """``notebook_execution(path)`` -> the session's :class:`NotebookRun` of that notebook."""
+    timeout = int(request.config.getoption("nbval_cell_timeout", 600) or 600)
+    return lambda path: notebook_run(path, timeout)
+
+
+def _outputs_diff(committed, fresh) -> str:
+    """A unified diff of two cells' outputs as JSON, long base64 strings replaced by a hash."""
+    from nbval.plugin import _trim_base64
+
+    def lines(cell):
+        outs = json.loads(json.dumps({"execution_count": cell.get("execution_count"),
+                                      "outputs": cell.get("outputs", [])}))
+        for out in outs["outputs"]:
+            for mime, value in out.get("data", {}).items():
+                text = "".join(value) if isinstance(value, list) else value
+                if isinstance(text, str):
+                    out["data"][mime] = _trim_base64(text)
+        return json.dumps(outs, indent=1, sort_keys=True).splitlines()
+
+    return "\n".join(difflib.unified_diff(lines(committed), lines(fresh), "committed", "executed",
+                                          lineterm="", n=2))
+
+
+try:
+    from nbval.plugin import IPyNbCell, IPyNbFile, coalesce_streams
+except ImportError:  # nbval is in the test extra; without it, no notebook is collected as cells
+    IPyNbFile = None
+
+if IPyNbFile is not None:
+    from nbval.plugin import find_comment_markers, find_metadata_tags
+
+    class SharedRunNotebook(IPyNbFile):
+        """nbval's notebook collector, without a kernel of its own: cells read the shared run."""
+
+        def setup(self):
+            self.setup_sanitize_files()
+
+        def teardown(self):
+            pass
+
+        def collect(self):
+            # nbval's IPyNbFile.collect, yielding SharedRunCell (its markers and defaults).
+            self.nb = nbformat.read(str(self.path), as_version=4)
+            cells = [c for c in self.nb.cells if c.cell_type == "code"]
+            for num, cell in enumerate(cells):
+                options = defaultdict(bool, find_metadata_tags(cell.metadata))
+                options.update(dict(find_comment_markers(cell.source)))
+                options.setdefault("check", self.compare_outputs)
+                yield SharedRunCell.from_parent(self, name=f"Cell {num}", cell_num=num, cell=cell,
+                                                options=options)
+
+    class SharedRunCell(IPyNbCell):
+        """One code cell, checked against the same cell of the notebook's shared execution."""
+
+        def runtest(self):
+            if self.options["skip"]:
+                pytest.skip()
+            timeout = int(self.config.option.nbval_cell_timeout)
+            run = notebook_run(self.path, timeout)
+            if run.failed_at is not None and self.cell_num > run.failed_at:
+                self.raise_cell_error(f"Not executed: execution stopped at Cell {run.failed_at}")
+            fresh = run.cells[self.cell_num]
+            if run.failed_at == self.cell_num:
+                errors = [o for o in fresh.outputs if o.output_type == "error"]
+                tb = "\n" + "\n".join(errors[-1].traceback) if errors else run.error
+                self.raise_cell_error("Cell execution caused an exception"
+                                      if errors else "Cell execution failed", tb)
+            if self.cell.execution_count is None:  # nbval: an unrun reference is not compared
+                if self.cell.outputs:
+                    self.raise_cell_error("Unrun reference cell has outputs")
+                return
+            if not self.options["check"]:
+                return
+            # nbval's comparison (sanitizers, streams coalesced; no PNGs or metadata) ...
+            test = coalesce_streams(copy.deepcopy(fresh.outputs))
+            ref = coalesce_streams(copy.deepcopy(self.cell.outputs))
+            if not self.compare_outputs(test, ref):
+                self.raise_cell_error("Cell outputs differ", "\n".join(self.comparison_traceback))
+            # ... and then everything the committed file stores for this cell.
+            if (fresh.outputs, fresh.execution_count) != (self.cell.outputs,
+                                                          self.cell.execution_count):
+                self.raise_cell_error(
+                    "Cell outputs differ from the committed ones in what nbval does not compare "
+                    "(images, output metadata, execution count)",
+                    _outputs_diff(self.cell, fresh))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collect_file(file_path, parent):
+        """Replace nbval's collector (which starts a kernel per notebook) by SharedRunNotebook."""
+        result = yield
+        return [SharedRunNotebook.from_parent(parent, path=file_path)
+                if type(c) is IPyNbFile else c for c in result]
+
+
+# --------------------------------------------------------------------------------------------
+# Grouping for pytest-xdist
+# --------------------------------------------------------------------------------------------
+
+# A notebook's cells ("notebooks/NN.ipynb::Cell 3") and every test parametrized by it
+# ("tests/test_notebooks.py::test_executor_is_deterministic[NN.ipynb]") form one work unit.
+_CELL = re.compile(r"^(?:notebooks/)?(?P<nb>.+\.ipynb)::Cell \d+$")
+_BY_NOTEBOOK = re.compile(r"\[(?P<nb>[^\[\]]+\.ipynb)\]$")
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The work unit a test belongs to under ``--dist loadgroup`` (one worker runs a unit).
+
+    A notebook's nbval cells and the tests whose parameter id is that notebook's path below
+    ``notebooks/`` share the unit ``notebook:<path>``, so its one execution
+    (:func:`notebook_run`) serves them all; the real-browser tests share ``browser`` (each
+    starts servers and a Chromium; two at once on two cores only slow each other); every other
+    test is its own unit.
+
+    >>> xdist_scope("notebooks/08_ider.ipynb::Cell 3")
+    'notebook:08_ider.ipynb'
+    >>> xdist_scope("tests/test_notebooks.py::test_executor_is_deterministic[08_ider.ipynb]")
+    'notebook:08_ider.ipynb'
+    >>> xdist_scope("tests/test_algebra.py::test_x[3]")
+    'tests/test_algebra.py::test_x[3]'
+    """
+    m = _CELL.match(nodeid) or _BY_NOTEBOOK.search(nodeid)
+    if m:
+        return "notebook:" + m.group("nb")
+    if nodeid.split("::", 1)[0].rsplit("/", 1)[-1].startswith("test_browser"):
+        return "browser"
+    return nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the work units of :func:`xdist_scope`.
+
+    xdist's own loadgroup reads ``xdist_group`` marks by rewriting ``item._nodeid``, which
+    pytest 9 no longer uses for the node id, so marks would be silently ignored; the units are
+    derived from the node ids instead (the controller sees only those).
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class NotebookGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return NotebookGroups(config, log)

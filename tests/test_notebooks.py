@@ -4,7 +4,10 @@ nbval has holes these tests close: a cleared notebook
 (``execution_count: null``) passes strict nbval while checking nothing, saved widget state
 churns, and outputs can leak machine-specific paths.  The last test re-executes every
 notebook with the project's executor in a scratch directory and requires a byte-identical
-file, so the committed outputs are exactly what ``tools/reproduce.py`` writes.
+file, so the committed outputs are exactly what ``tools/reproduce.py`` writes.  That execution is
+the one strict nbval compares cell by cell (``conftest.notebook_run``: each notebook is executed
+once per session, by the project executor, in a scratch directory), so the two checks cost one
+run.  Every ``.ipynb`` under ``notebooks/`` is picked up, subfolders (``panels/``) included.
 
 A code cell may legitimately print nothing (imports, an exercise's answer cell): tag it
 ``silent`` in the cell metadata; every other code cell must have outputs.
@@ -15,14 +18,14 @@ from __future__ import annotations
 import json
 import pathlib
 import re
-import shutil
-import sys
-import time
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb")
+                   if ".ipynb_checkpoints" not in p.parts)
+# Test ids: the path below notebooks/ ("08_ider_control_forces.ipynb", "panels/x.ipynb").
+IDS = [p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS]
 IDER = ROOT / "notebooks" / "08_ider_control_forces.ipynb"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MAX_BYTES = 2_000_000
@@ -59,7 +62,7 @@ def test_there_are_notebooks():
     assert IDER in NOTEBOOKS, f"{IDER.name} is missing"
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+@pytest.fixture(params=NOTEBOOKS, ids=IDS)
 def notebook(request):
     return request.param, _load(request.param)
 
@@ -127,22 +130,121 @@ def test_png_figures_only(notebook):
             assert "image/svg+xml" not in out.get("data", {}), f"{path.name}, code cell {i}: SVG output"
 
 
-@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_executor_is_deterministic(tmp_path, nb_path):
-    """Re-executing a notebook elsewhere (kernel cwd = a scratch dir) gives the committed bytes."""
-    sys.path.insert(0, str(ROOT / "tools"))
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+def test_executor_is_deterministic(nb_path, notebook_execution):
+    """Re-executing a notebook elsewhere (kernel cwd = a scratch dir) gives the committed bytes.
+
+    The execution is the session's shared one (``conftest.notebook_run``); under pytest-xdist
+    this test and the notebook's nbval cells are in one ``xdist_group``, so it runs once.
+    """
+    run = notebook_execution(nb_path)
+    rerun = f"run `python tools/reproduce.py {nb_path.relative_to(ROOT)}`"
+    if run.data is None:
+        pytest.fail(f"executing {nb_path.name} stopped at code cell {run.failed_at} "
+                    f"(nbval's 'Cell {run.failed_at}'): {run.error}")
+    committed = nb_path.read_bytes()
+    if run.data != committed:
+        fresh, saved = json.loads(run.data), _load(nb_path)
+        cells = [k for k, (x, y) in enumerate(zip(_code_cells(fresh), _code_cells(saved))) if x != y]
+        where = (f"code cells {cells} (nbval's 'Cell N' items report what differs)" if cells else
+                 "its metadata, markdown cells or JSON layout")
+        pytest.fail(f"{nb_path.name}: the re-executed notebook differs from the committed one in "
+                    f"{where} ({rerun}); execution took {run.seconds:.0f} s")
+
+
+# --- the shared-execution plugin itself (conftest.py), on planted notebooks -----------------
+
+_PLUGIN_FILES = ("conftest.py", "tools/execute_notebooks.py", "tools/nbval_sanitize.cfg")
+
+
+def _planted_project(tmp_path: pathlib.Path) -> pathlib.Path:
+    """A scratch project with this repo's conftest and executor, and two small notebooks.
+
+    ``good.ipynb`` is written by the executor (so it must pass) and counts its executions in
+    ``$NB_COUNT``; ``bad.ipynb`` has a wrong stream, wrong output metadata (which nbval's own
+    comparison ignores), an unexpected exception and a cell after it.
+    """
+    import shutil
+    import sys
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    for rel in _PLUGIN_FILES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / rel, tmp_path / rel)
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\naddopts = --nbval --nbval-current-env -p no:cacheprovider\n")
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    good = new_notebook(cells=[
+        new_markdown_cell("# good"),
+        new_code_cell("import os\nwith open(os.environ.get('NB_COUNT', os.devnull), 'a') as f:\n    f.write('x')"),
+        new_code_cell("print('hello')"),
+        new_code_cell("6 * 7")])
+    nbformat.write(good, nbs / "good.ipynb")
+    sys.path.insert(0, str(tmp_path / "tools"))
     try:
         from execute_notebooks import execute
     finally:
-        sys.path.remove(str(ROOT / "tools"))
-    copy = tmp_path / nb_path.name
-    shutil.copyfile(nb_path, copy)
-    start = time.perf_counter()
-    execute(copy)
-    elapsed = time.perf_counter() - start
-    fresh, committed = copy.read_bytes(), nb_path.read_bytes()
-    if fresh != committed:
-        a, b = _load(copy), _load(nb_path)
-        diff = [i for i, (x, y) in enumerate(zip(a["cells"], b["cells"])) if x != y]
-        pytest.fail(f"re-executed notebook differs from the committed one in cells {diff} "
-                    f"(run `python tools/reproduce.py {nb_path.relative_to(ROOT)}`); took {elapsed:.0f} s")
+        sys.path.remove(str(tmp_path / "tools"))
+    execute(nbs / "good.ipynb")
+
+    def stream(text):
+        return new_output("stream", name="stdout", text=text)
+
+    bad = new_notebook(cells=[
+        new_code_cell("print('hello')", execution_count=1, outputs=[stream("hello\n")]),
+        new_code_cell("print(2)", execution_count=2, outputs=[stream("3\n")]),
+        new_code_cell("from IPython.display import display\n"
+                      "display({'text/plain': 'x'}, raw=True, metadata={'k': 1})",
+                      execution_count=3,
+                      outputs=[new_output("display_data", data={"text/plain": "x"},
+                                          metadata={"k": 2})]),
+        new_code_cell("raise ValueError('boom')", execution_count=4, outputs=[]),
+        new_code_cell("print('after')", execution_count=5, outputs=[stream("after\n")])])
+    bad.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
+                                  "name": "python3"}
+    nbformat.write(bad, nbs / "bad.ipynb")
+    (tmp_path / "test_bytes.py").write_text(
+        "import pathlib, pytest\n"
+        "NBS = sorted(pathlib.Path(__file__).parent.glob('notebooks/*.ipynb'))\n"
+        "@pytest.mark.parametrize('nb_path', NBS, ids=[p.stem for p in NBS])\n"
+        "def test_bytes(nb_path, notebook_execution):\n"
+        "    assert notebook_execution(nb_path).data == nb_path.read_bytes()\n")
+    return tmp_path
+
+
+def test_shared_execution_reports_each_cell_and_runs_once(tmp_path):
+    """Strict nbval semantics on the shared run: a wrong output, an output metadata difference
+    and an unexpected exception each fail their own cell with what differs, the cells after the
+    exception fail as not executed, and under two xdist workers a notebook whose cells and byte
+    check all pass was executed exactly once."""
+    import os
+    import subprocess
+    import sys
+
+    project = _planted_project(tmp_path)
+    count = tmp_path / "count.txt"
+    count.write_text("")
+    env = dict(os.environ, NB_COUNT=str(count), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup",
+                           "-rA", "-p", "no:randomly", "notebooks", "test_bytes.py"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr
+    assert count.read_text() == "x", f"good.ipynb executed {len(count.read_text())} times\n{out}"
+    for passed in ("notebooks/good.ipynb::Cell 0", "notebooks/good.ipynb::Cell 1",
+                   "notebooks/good.ipynb::Cell 2", "test_bytes.py::test_bytes[good]",
+                   "notebooks/bad.ipynb::Cell 0"):
+        assert f"PASSED {passed}" in out, f"{passed} did not pass\n{out}"
+    for failed in ("notebooks/bad.ipynb::Cell 1", "notebooks/bad.ipynb::Cell 2",
+                   "notebooks/bad.ipynb::Cell 3", "notebooks/bad.ipynb::Cell 4",
+                   "test_bytes.py::test_bytes[bad]"):
+        assert f"FAILED {failed}" in out, f"{failed} did not fail\n{out}"
+    # Each failing cell's report says what differs (nbval's report format).
+    assert "Cell 1: Cell outputs differ" in out and "'3\\n' == '2\\n'" in out, out
+    assert "Cell 2: Cell outputs differ from the committed ones in what nbval does not" in out, out
+    assert '-    "k": 2' in out and '+    "k": 1' in out, out
+    assert "Cell 3: Cell execution caused an exception" in out and "ValueError" in out, out
+    assert "Cell 4: Not executed: execution stopped at Cell 3" in out, out

@@ -1,0 +1,131 @@
+"""Wall time of the test suite (``make test``'s pytest command), by phase.
+
+Runs ``python -m pytest`` (what ``make test`` runs, with the addopts of ``pyproject.toml``:
+parallel workers, one execution per notebook) in a subprocess from the repository root,
+timestamps every line it prints, and reads a JUnit XML report of the same run.  Prints:
+
+- the wall time, and its ratio to the reference (546 s: the serial suite, before one execution
+  per notebook and parallel workers, on a quiet 2-core machine);
+- collection: wall time until pytest reports what it collected (with xdist: until the workers
+  report their items);
+- tests: wall time after that;
+- the summed per-test durations (setup + call + teardown) of the notebook tests (nbval cells
+  and tests parametrized by a notebook, whose first one includes the notebook's execution),
+  the browser tests and the rest: on N workers they add up to about N x the tests' wall time;
+- the slowest tests.
+
+Usage::
+
+    python benchmarks/bench_suite.py                  # the whole suite, as `make test`
+    python benchmarks/bench_suite.py --make           # `make test` itself (venv check too)
+    python benchmarks/bench_suite.py -- -n 0 tests/test_ider.py   # extra pytest arguments
+    make bench-suite
+
+The machine's load inflates every figure; compare runs made in the same conditions.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_SECONDS = 546.0  # serial `make test`'s pytest, quiet 2-core machine, 1,881 tests
+# pytest's line once collection is complete: "collected 1881 items" or, with xdist,
+# "2 workers [1881 items]".
+COLLECTED = re.compile(r"^(collected \d+ items?|\d+ workers? \[\d+ items?\])")
+SUMMARY = re.compile(r"=+ (.*(passed|failed|error|skipped).*) in [\d.]+s")
+
+
+def classify(classname: str, name: str) -> str:
+    """'notebooks', 'browser' or 'rest' for one JUnit test case."""
+    if ".ipynb" in classname or ".ipynb]" in name:
+        return "notebooks"
+    if "test_browser" in classname:
+        return "browser"
+    return "rest"
+
+
+def read_junit(path: Path) -> list[tuple[str, str, float]]:
+    """(category, test id, seconds) for every test case of a JUnit XML report."""
+    cases = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        classname, name = case.get("classname", ""), case.get("name", "")
+        cases.append((classify(classname, name), f"{classname}::{name}",
+                      float(case.get("time", 0.0))))
+    return cases
+
+
+def run(pytest_args: list[str], use_make: bool) -> dict:
+    """Run the suite once; return the phase figures."""
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
+        junit = Path(tmp) / "junit.xml"
+        extra = [f"--junitxml={junit}", "-o", "junit_duration_report=total"]
+        if use_make:
+            # PYTEST_ADDOPTS reaches the pytest that `make test` starts.
+            env = dict(os.environ, PYTEST_ADDOPTS=" ".join([*extra, *pytest_args]))
+            cmd = ["make", "test"]
+        else:
+            env = dict(os.environ)
+            cmd = [sys.executable, "-m", "pytest", *extra, *pytest_args]
+        start = time.perf_counter()
+        collected_at, summary = None, ""
+        with subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                if collected_at is None and COLLECTED.match(line.strip()):
+                    collected_at = time.perf_counter() - start
+                if m := SUMMARY.search(line):
+                    summary = m.group(1)
+        wall = time.perf_counter() - start
+        cases = read_junit(junit) if junit.exists() else []
+    sums = {k: sum(t for c, _, t in cases if c == k) for k in ("notebooks", "browser", "rest")}
+    return {"command": " ".join(cmd), "returncode": proc.returncode, "summary": summary,
+            "tests": len(cases), "wall_s": wall,
+            "collection_s": collected_at, "after_collection_s": wall - (collected_at or 0.0),
+            "summed_durations_s": sums,
+            "slowest": sorted(((t, name) for _, name, t in cases), reverse=True)[:15]}
+
+
+def report(r: dict, reference: float) -> str:
+    coll = r["collection_s"]
+    lines = [
+        f"command          : {r['command']}  (exit {r['returncode']}: {r['summary']})",
+        f"tests            : {r['tests']}",
+        f"wall             : {r['wall_s']:.1f} s  = {r['wall_s'] / reference:.2f} x the "
+        f"{reference:.0f} s reference (serial, two executions per notebook)",
+        f"  collection     : {coll:.1f} s" if coll is not None else "  collection     : (not seen)",
+        f"  tests          : {r['after_collection_s']:.1f} s",
+        "summed test durations (all workers):",
+        *(f"  {k:<14} : {v:.1f} s" for k, v in r["summed_durations_s"].items()),
+        "slowest tests:",
+        *(f"  {t:7.1f} s  {name}" for t, name in r["slowest"]),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--make", action="store_true", help="run `make test` instead of pytest")
+    parser.add_argument("--reference", type=float, default=REFERENCE_SECONDS,
+                        help="seconds to compare with (default: %(default)s)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    args = parser.parse_args(argv)
+    r = run(args.pytest_args, args.make)
+    print("\n" + report(r, args.reference))
+    if args.json:
+        args.json.write_text(json.dumps(r, indent=1))
+    return r["returncode"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
