@@ -10,6 +10,7 @@ state.  ``notebooks/panels/ider_panel.ipynb`` is the panel alone, for Voilà (``
 
 from __future__ import annotations
 
+import base64
 import functools
 import html
 import numbers
@@ -156,16 +157,11 @@ DEFAULTS = {"preset": "no motor at joint 1", "custom": "0 1 0; 0 0 1", "inertia"
 PANEL_DPI = 110
 #: Size (in) of the panel's figure without the arm, and the most frames the Play widget steps
 #: through (each frame is a kernel round trip and a PNG: ~0.05–0.15 s).
-PANEL_FIGSIZE = (8.6, 3.3)
+PANEL_FIGSIZE = (8.6, 3.4)
 MAX_FRAMES = 40
+ARM_FIGSIZE = (3.3, 3.4)
 #: Margins of that figure (fractions), room for the titles above and the legends below the axes.
-PANEL_MARGINS = dict(left=0.075, right=0.985, top=0.88, bottom=0.36, wspace=0.34)
-
-
-def _in_kernel() -> bool:
-    from IPython import get_ipython
-
-    return getattr(get_ipython(), "kernel", None) is not None
+PANEL_MARGINS = dict(left=0.075, right=0.975, top=0.9, bottom=0.34, wspace=0.42)
 
 
 def _png(fig) -> bytes:
@@ -186,16 +182,16 @@ class IderPanel:
 
     Row 1: the choice of A, the custom-A text (applied on Enter or by the Apply button), the
     inertia reading.  Row 2: gravity and duration sliders (``continuous_update=False``: a drag
-    runs one simulation, at the release).  Then the verdict, and the plots: κ(t), moments and
-    displacements (an ``Output``) beside the arm, animated by a ``Play`` jslinked to a
-    sample slider.  Each control carries a stable CSS class for browser tests:
+    runs one simulation, at the release), and a ``Play`` jslinked to a sample slider that
+    animate the arm.  Then the verdict, and the plots: κ(t), moments and displacements (an
+    ``<img>`` in an ``HTML`` widget) beside the arm (an ``Image``).  Each control carries a stable CSS class for browser tests:
     ``w-preset``, ``w-custom``, ``w-apply``, ``w-inertia``, ``w-gravity``, ``w-duration``,
     ``w-verdict``, ``w-plot`` (plus ``w-axes-<gid>`` for each axis of the figure shown, e.g.
     ``w-axes-kappa``), ``w-arm``, ``w-play``, ``w-frame``.
 
     ``runs`` counts the simulations (a repeated choice is not rerun); ``last`` is the last
-    valid :class:`PanelOutput`, ``png`` the figure on show.  Every call of :func:`build_panel` makes a new, independent
-    panel.
+    valid :class:`PanelOutput`, ``png`` the figure on show.  Every call of :func:`build_panel`
+    makes a new, independent panel.
     """
 
     def __init__(self):
@@ -203,23 +199,24 @@ class IderPanel:
 
         d = DEFAULTS
         row = dict(width="auto")
-        self.preset = w.Dropdown(options=CHOICES, value=d["preset"], description="A",
-                                 layout=w.Layout(width="230px"))
-        self.custom = w.Text(value=d["custom"], description="custom A", continuous_update=False,
+        narrow = {"description_width": "initial"}
+        self.preset = w.Dropdown(options=CHOICES, value=d["preset"], description="A", style=narrow,
+                                 layout=w.Layout(width="220px"))
+        self.custom = w.Text(value=d["custom"], description="custom A", continuous_update=False, style=narrow,
                              placeholder="two rows of 3: 0 1 0; 0 0 1 — Enter to apply",
                              tooltip="two rows of three numbers, rows separated by ';' — Enter to apply",
-                             layout=w.Layout(width="300px"))
+                             layout=w.Layout(width="340px"))
         self.apply = w.Button(description="Apply", tooltip="run the custom A (same as Enter)",
                               icon="play", layout=w.Layout(width="90px"))
         self.inertia = w.Dropdown(options=["joint", "com"], value=d["inertia"], description="inertia",
-                                  layout=w.Layout(width="170px"))
+                                  style=narrow, layout=w.Layout(width="150px"))
         self.gravity = w.FloatSlider(value=d["gravity"], min=0.0, max=9.81, step=0.01, description="g (m/s²)",
-                                     continuous_update=False, layout=w.Layout(width="330px"))
+                                     continuous_update=False, layout=w.Layout(width="320px"))
         self.duration = w.FloatSlider(value=d["duration"], min=0.1, max=1.0, step=0.05,
                                       description="t_end (s)", continuous_update=False,
-                                      layout=w.Layout(width="330px"))
+                                      layout=w.Layout(width="320px"))
         self.verdict = w.HTML(value="")
-        self.plot = w.Output()
+        self.plot = w.HTML(value="")
         self.arm = w.Image(format="png", layout=w.Layout(**row))
         self.play = w.Play(value=0, min=0, max=1, interval=200, description="play the run")
         self.frame = w.IntSlider(value=0, min=0, max=1, description="sample", continuous_update=False,
@@ -231,7 +228,7 @@ class IderPanel:
                          (self.arm, "w-arm"), (self.play, "w-play"), (self.frame, "w-frame")):
             ctl.add_class(css)
         self.last: PanelOutput | None = None
-        self.png: bytes | None = None  # the PNG in self.plot (kept also outside a kernel, for tests)
+        self.png: bytes | None = None  # the PNG shown in self.plot
         self.runs = 0
         self._shown = None      # the key of the choice on show (None: rerun on the next update)
         self._frames = None     # ArmFrames of the run on show
@@ -242,9 +239,9 @@ class IderPanel:
         self.frame.observe(self._frame_changed, names="value")
         self.widget = w.VBox([
             w.HBox([self.preset, self.custom, self.apply, self.inertia]),
-            w.HBox([self.gravity, self.duration]),
+            w.HBox([self.gravity, self.duration, self.play, self.frame]),
             self.verdict,
-            w.HBox([self.plot, w.VBox([self.arm, w.HBox([self.play, self.frame])])]),
+            w.HBox([self.plot, self.arm]),
         ])
         self.update()
 
@@ -287,7 +284,6 @@ class IderPanel:
         return out
 
     def _show_plot(self, out: PanelOutput) -> None:
-        from IPython.display import Image, display
         from matplotlib.figure import Figure
 
         # A Figure outside pyplot: nothing for the inline backend to show twice, nothing to leak.
@@ -300,24 +296,24 @@ class IderPanel:
         for ax in fig.axes:
             self.plot.add_class(f"w-axes-{ax.get_gid()}")
         self.png = _png(fig)
-        if _in_kernel():  # outside a kernel an Output widget would print the Image's repr
-            with self.plot:
-                self.plot.clear_output(wait=True)
-                # The PNG of opalg.display.show without its tight bounding box (a second draw,
-                # ~0.2 s): the fixed margins already hold the legends.  Alt text as show's.
-                display(Image(data=self.png, format="png", metadata={"alt": _alt(out, self.preset.value)}))
+        # An <img> with a data URL in an HTML widget, not display() into an Output widget: the
+        # PNG (and its alt text) is widget state, so the cell that shows the panel has no
+        # output but the widget's, wherever it runs (Voilà, JupyterLab, nbval, the executor).
+        alt = html.escape(_alt(out, self.preset.value), quote=True)
+        self.plot.value = (f'<img src="data:image/png;base64,{base64.b64encode(self.png).decode()}" '
+                           f'alt="{alt}" title="{alt}" style="max-width: 100%; height: auto" />')
 
     def _show_arm(self, out: PanelOutput) -> None:
         r = out.result
         if r is None or not len(r.t):
             from matplotlib.figure import Figure
 
-            fig = Figure(figsize=(3.6, 3.4))
+            fig = Figure(figsize=ARM_FIGSIZE)
             draw_arm(r if r is not None else _EMPTY, ax=fig.add_subplot())
             self._frames = None
             self.arm.value = _png(fig)
             return
-        self._frames = ArmFrames(r, ghost=out.ghost, dpi=PANEL_DPI)
+        self._frames = ArmFrames(r, ghost=out.ghost, dpi=PANEL_DPI, figsize=ARM_FIGSIZE)
         n = len(r.t)
         self.play.step = max(1, -(-(n - 1) // MAX_FRAMES))
         # Show the end of the run (where it stops); Play restarts from sample 0.

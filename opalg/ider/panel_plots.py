@@ -173,9 +173,10 @@ def draw_arm(result, i: int = -1, ax=None, ghost=None):
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
     ax.set_aspect("equal")
-    ax.set(xlabel="$x$ (m)", ylabel="$y$ (m)", title=title)
+    ax.set(xlabel="$x$ (m)", ylabel="$y$ (m)")
+    ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(ncol=2, **_LEGEND)
+    ax.legend(ncol=2, **{**_LEGEND, "bbox_to_anchor": (0.5, -0.17), "fontsize": 6.5, "columnspacing": 1.0})
     return fig
 
 
@@ -248,14 +249,16 @@ class ArmFrames:
     (True, 3)
     """
 
-    def __init__(self, result, ghost=None, dpi: int = 110):
+    def __init__(self, result, ghost=None, dpi: int = 110, figsize=(3.6, 3.4)):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         if dpi < 110:
             raise ValueError(f"ArmFrames: dpi must be at least 110, got {dpi}")
         self.result, self.ghost, self.dpi, self.n = result, ghost, dpi, len(result.t)
-        self.fig = draw_arm(result, -1, ghost=ghost)
-        self.fig.set_dpi(dpi)
+        from matplotlib.figure import Figure
+
+        self.fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+        draw_arm(result, -1, ax=self.fig.add_subplot(), ghost=ghost)
         FigureCanvasAgg(self.fig)
         self.fig.canvas.draw()  # runs the constrained layout once, for the longest title
         self.fig.set_layout_engine("none")
@@ -272,7 +275,7 @@ class ArmFrames:
         self._lines["trace"].set_data(trace[:, 0], trace[:, 1])
         if G is not None:
             self._lines["ghost-arm"].set_data(G[:, 0], G[:, 1])
-        self.ax.set_title(title)
+        self.ax.set_title(title, fontsize=10)
 
     def png(self, i: int) -> bytes:
         """The frame at sample ``i`` as PNG bytes (no software metadata, so bytes are stable)."""
