@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv test reproduce figures lab html student bench bench-core bench-hybrid clean
+.PHONY: venv test reproduce figures lab html student bench bench-core bench-hybrid clean panel
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "opalg needs Python >= 3.11, found " + sys.version'
@@ -34,6 +34,12 @@ student: venv
 
 html: venv
 	$(PY) tools/reproduce.py --html
+
+# The Ider panel alone (notebooks/panels/ider_panel.ipynb) in Voilà, on this machine only:
+# open http://127.0.0.1:$(PORT)/ (default 8866; `make panel PORT=9000`); Ctrl-C stops it.
+PORT ?= 8866
+panel: venv
+	$(VENV)/bin/voila notebooks/panels/ider_panel.ipynb --no-browser --Voila.ip=127.0.0.1 --port=$(PORT)
 
 bench: venv
 	$(PY) benchmarks/bench_scaling.py

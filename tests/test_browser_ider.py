@@ -1,14 +1,12 @@
-"""Real-browser test of the Ider widget panel: Voilà serves the notebook, Chromium drives it.
+"""Real-browser test of the Ider widget panel: Voilà serves the dashboard, Chromium drives it.
 
 nbval executes the notebooks but never fires a widget callback, so a broken ``observe``
 wiring would pass it.  Here Debian's Chromium (``/usr/bin/chromium``, driven by Playwright;
-never ``playwright install``) changes the controls of ``build_panel()`` and reads back the
-verdict text and the plot image that the kernel sends.
-
-Served: the setup cell and the panel cell of ``notebooks/08_ider_control_forces.ipynb``,
-verbatim (Voilà shows nothing until every cell has run, and the whole notebook takes minutes);
-``OPALG_BROWSER_FULL_NOTEBOOK=1`` serves the whole notebook.  While that notebook does not
-exist, a one-cell stand-in with ``build_panel()`` alone.
+never ``playwright install``) loads ``notebooks/panels/ider_panel.ipynb`` (the dashboard
+``make panel`` serves) in Voilà, checks what a reader sees first, changes the controls of
+``build_panel()`` and reads back the verdict text, the plot image and the arm's frames that
+the kernel sends.  ``OPALG_BROWSER_NOTEBOOK=path`` serves another notebook with a panel (e.g.
+the whole ``08_ider_control_forces.ipynb``, slow) through the same checks.
 
 Needs the ``browser`` extra (``make test`` installs it) and ``sudo apt-get install chromium``.
 Without Chromium, Voilà or Playwright the test is skipped, except with ``CI=true``, where it
@@ -32,8 +30,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "08_ider_control_forces.ipynb"
-PANEL_CELL = "from opalg.ider.panel import build_panel; panel = build_panel(); panel.widget"
+DASHBOARD = ROOT / "notebooks" / "panels" / "ider_panel.ipynb"
+NOTEBOOK = Path(os.environ.get("OPALG_BROWSER_NOTEBOOK") or DASHBOARD).resolve()
 CHROMIUM = Path("/usr/bin/chromium")
 VOILA = Path(sys.executable).parent / "voila"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -41,15 +39,18 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-quic"]
 MISSING_CHROMIUM = "Chromium is not installed: sudo apt-get install chromium (Debian)"
 MISSING_EXTRA = "Voilà or Playwright is not installed: pip install -e '.[browser]' (make test does)"
+VIEWPORT = {"width": 1280, "height": 800}   # "above the fold" is judged in this window
 
 START_TIMEOUT = 60.0       # s, until Voilà answers a static file
-# Voilà executes every cell before it sends the page: ~5 s for the panel cells, minutes for
-# the whole lecture notebook (OPALG_BROWSER_FULL_NOTEBOOK=1).
-FIRST_RENDER_MS = 600_000 if os.environ.get("OPALG_BROWSER_FULL_NOTEBOOK") == "1" else 120_000
-STEP_MS = 30_000           # one callback: a simulation (< 0.3 s) and a PNG
+# Voilà executes every cell before it sends the page: ~5–25 s for the dashboard (a kernel, the
+# imports, two runs and two figures; the upper end on a loaded 2-core machine), minutes for
+# the whole lecture notebook.
+FIRST_RENDER_MS = 120_000 if NOTEBOOK == DASHBOARD else 600_000
+STEP_MS = 30_000           # one callback: a simulation (< 0.5 s), a figure and a PNG (~0.5 s)
 
 VERDICT = ".w-verdict .widget-html-content"
 PLOT_IMG = ".w-plot img"
+ARM_IMG = ".w-arm"          # the ipywidgets Image is the <img> itself
 
 
 def _unavailable(reason: str):
@@ -77,47 +78,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _write(cells: list[str], path: Path) -> Path:
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, path)
-    return path
-
-
-def _panel_cells(notebook: Path) -> list[str]:
-    """The lecture notebook's setup cell (its first code cell) and its panel cell, verbatim.
-
-    The whole notebook takes minutes to execute (its verification runs), and Voilà shows
-    nothing before it has executed every cell; these two cells are all the panel needs.
-    """
-    import nbformat
-
-    code = [c.source for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
-    panel = [c for c in code if "build_panel(" in c and "panel.widget" in c]
-    if not code or not panel:
-        pytest.fail(f"{notebook.name}: no code cell with build_panel() and panel.widget",
-                    pytrace=False)
-    return ([code[0]] if code[0] != panel[0] else []) + [panel[0]]
-
-
-def _notebook(tmp: Path) -> tuple[Path, str]:
-    """What Voilà serves, and a description of it for the failure messages.
-
-    Default: the lecture notebook's setup and panel cells.  OPALG_BROWSER_FULL_NOTEBOOK=1
-    serves the whole lecture notebook unchanged (slow).  While the lecture notebook does not
-    exist: a one-cell notebook with the panel alone.
-    """
-    if NOTEBOOK.exists():
-        if os.environ.get("OPALG_BROWSER_FULL_NOTEBOOK") == "1":
-            return NOTEBOOK, f"the whole {NOTEBOOK.name}"
-        return (_write(_panel_cells(NOTEBOOK), tmp / "ider_panel.ipynb"),
-                f"the setup and panel cells of {NOTEBOOK.name}")
-    return _write([PANEL_CELL], tmp / "ider_panel.ipynb"), f"a stand-in ({NOTEBOOK.name} is missing)"
-
-
 def _stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
     """SIGTERM the server itself (it shuts its kernels down), SIGKILL after the grace period."""
     if proc.poll() is not None:
@@ -139,7 +99,10 @@ def workdir():
 @pytest.fixture(scope="module")
 def voila_url(workdir):
     _require_tools()
-    notebook, what = _notebook(workdir)
+    if not NOTEBOOK.exists():
+        pytest.fail(f"{NOTEBOOK} is missing", pytrace=False)
+    notebook = NOTEBOOK
+    what = str(notebook.relative_to(ROOT)) if notebook.is_relative_to(ROOT) else str(notebook)
     port = _free_port()
     log = open(workdir / "voila.log", "wb")
     proc = subprocess.Popen(
@@ -184,7 +147,7 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context = browser.new_context(viewport=VIEWPORT)
     # Loopback only: ipywidgets asks a CDN for a font stylesheet, and nothing else may leave.
     context.route("**/*", lambda route: route.continue_()
                   if route.request.url.startswith("http://127.0.0.1:") else route.abort())
@@ -212,7 +175,7 @@ class Driver:
     def fail(self, step: str, why: str):
         # Kept after the test (the module's work dir is removed): the path is in the message.
         self.shots = Path(tempfile.mkdtemp(prefix="opalg-browser-failure-"))
-        for css in (".w-verdict", ".w-plot", ".w-preset", ".w-custom"):
+        for css in (".w-verdict", ".w-plot", ".w-preset", ".w-custom", ".w-arm"):
             try:
                 self.page.locator(css).first.screenshot(path=str(self.shots / f"{step}{css}.png"),
                                                         timeout=5_000)
@@ -276,9 +239,45 @@ class Driver:
         box.press("Enter")
 
 
-def test_ider_panel_callbacks_in_browser(page, voila_url, workdir):
-    url, served = voila_url
-    d = Driver(page, workdir / "voila.log", served)
+    def type_text(self, css: str, text: str):
+        """Type into a text box without Enter (nothing is sent until Enter or a blur)."""
+        self.page.locator(f"{css} input").fill(text)
+
+    def arm(self) -> str:
+        return self.page.locator(ARM_IMG).get_attribute("src") or ""
+
+    def watch_plot(self) -> None:
+        """Record every distinct plot image from now on (``window.__plots``), to count runs."""
+        self.page.evaluate("""(isel) => {
+            window.__plots = [];
+            const note = () => {
+                const i = document.querySelector(isel);
+                if (i && !window.__plots.includes(i.src)) window.__plots.push(i.src);
+            };
+            note();
+            new MutationObserver(note).observe(document.body, {subtree: true, childList: true,
+                                                               attributes: true});
+        }""", PLOT_IMG)
+
+    def plots_seen(self) -> int:
+        return self.page.evaluate("() => window.__plots.length")
+
+    def drag_slider(self, css: str, fraction: float, steps: int = 12):
+        """Drag a slider's handle to ``fraction`` of its track in ``steps`` pauses of 80 ms."""
+        handle = self.page.locator(f"{css} .noUi-handle")
+        track = self.page.locator(f"{css} .noUi-target").bounding_box()
+        box = handle.bounding_box()
+        x0, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        x1 = track["x"] + fraction * track["width"]
+        self.page.mouse.move(x0, y)
+        self.page.mouse.down()
+        for k in range(1, steps + 1):
+            self.page.mouse.move(x0 + (x1 - x0) * k / steps, y)
+            self.page.wait_for_timeout(80)
+        self.page.mouse.up()
+
+
+def _load(page, url, d):
     from playwright.sync_api import Error as PwError
 
     try:  # Voilà sends the page only after it has executed the whole notebook
@@ -289,28 +288,68 @@ def test_ider_panel_callbacks_in_browser(page, voila_url, workdir):
     if load_error:
         d.fail("load", f"the page did not load: {load_error}")
 
-    # 1. First render: some verdict (Voilà may serve the panel in the state its notebook
-    #    left it); then the default choice "no motor at joint 1" is feasible, with a PNG plot.
-    d.wait("first render", "", timeout=FIRST_RENDER_MS, nonempty=True)
-    if page.locator(".w-preset select").input_value() != "no motor at joint 1":
-        before = d.img() if page.locator(PLOT_IMG).count() else None
-        d.select(".w-preset", "no motor at joint 1")
-        d.wait("no motor at joint 1", "feasible:", old_img=before)
-    else:
-        d.wait("first render", "feasible:")
+
+def test_ider_panel_in_browser(page, voila_url, workdir):
+    """First render, the animation, then every control, as a reader would use them."""
+    url, served = voila_url
+    d = Driver(page, workdir / "voila.log", served)
+    from playwright.sync_api import Error as PwError
+
+    t0 = time.monotonic()
+    _load(page, url, d)
+
+    # 1. Initial state: the default choice, feasible, an inline PNG with a κ axis, the arm and
+    #    its Play control; the plots start above the fold of a 1280 x 800 window.
+    d.wait("first render", "feasible:", timeout=FIRST_RENDER_MS)
+    first_render = time.monotonic() - t0
+    if (choice := page.locator(".w-preset select").input_value()) != "no motor at joint 1":
+        d.fail("first render", f"the panel opens on {choice!r}, not 'no motor at joint 1' "
+                               "(a test cell moved the panel the reader sees?)")
     try:
         page.locator(PLOT_IMG).wait_for(timeout=STEP_MS)
-        has_img = True
+        page.locator(f"{ARM_IMG}[src]").wait_for(timeout=STEP_MS)
     except PwError:
-        has_img = False
-    if not has_img:
-        d.fail("first render", "no plot image (an Output showing the figure's text repr instead "
-                               "means matplotlib's inline backend is not active)")
+        d.fail("first render", "no plot image or no arm image")
     img_default = d.img()
     if not img_default.startswith("data:image/png;base64,"):
         d.fail("first render", f"the plot is not an inline PNG: {img_default[:60]!r}")
+    # The figure's axes are named on the plot widget (w-axes-<gid>), and in its alt text.
+    if not page.locator(".w-plot.w-axes-kappa.w-axes-moments").count():
+        d.fail("first render", "the figure has no κ(t) axis (no .w-plot.w-axes-kappa)")
+    if "κ(t)" not in (page.locator(PLOT_IMG).get_attribute("alt") or ""):
+        d.fail("first render", "the plot's alt text does not describe κ(t)")
+    if page.locator(".w-play button").count() < 2 or not page.locator(".w-frame .noUi-handle").count():
+        d.fail("first render", "no Play widget with its sample slider")
+    if page.locator(".w-custom input").get_attribute("placeholder") is None or \
+            "Enter" not in page.locator(".w-custom input").get_attribute("placeholder"):
+        d.fail("first render", "the custom-A box does not say how to apply it (Enter)")
+    if NOTEBOOK == DASHBOARD:
+        top = page.locator(PLOT_IMG).bounding_box()["y"]
+        if top >= VIEWPORT["height"] - 200:
+            d.fail("first render", f"the plots start at y = {top:.0f} px, below the fold of "
+                                   f"{VIEWPORT['height']} px")
+    print(f"\nfirst render of {served}: {first_render:.1f} s after the request")
 
-    # 2. Preset dropdown: no motor at joint 3 stops as singular at t ≈ 0.26 s; new plot.
+    # 2. Play steps the arm through the run: new frames arrive; pause stops them.
+    arm_end = d.arm()
+    page.locator(".w-play button").nth(0).click()  # play (from the end it restarts at sample 0)
+    try:
+        page.wait_for_function("([sel, old]) => document.querySelector(sel).src !== old",
+                               arg=[ARM_IMG, arm_end], timeout=STEP_MS, polling=100)
+        page.wait_for_timeout(1_000)
+        arm_mid = d.arm()
+        page.wait_for_function("([sel, old]) => document.querySelector(sel).src !== old",
+                               arg=[ARM_IMG, arm_mid], timeout=STEP_MS, polling=100)
+    except PwError:
+        d.fail("play", "pressing Play did not move the arm (no new frames)")
+    page.locator(".w-play button").nth(1).click()  # pause
+    page.wait_for_timeout(1_500)  # frames already requested still arrive
+    sample = page.locator(".w-frame .widget-readout").inner_text()
+    page.wait_for_timeout(1_000)
+    if page.locator(".w-frame .widget-readout").inner_text() != sample:
+        d.fail("pause", "the sample kept moving after Pause")
+
+    # 3. Preset dropdown: no motor at joint 3 stops as singular at t ≈ 0.26 s; new plot.
     d.select(".w-preset", "no motor at joint 3")
     d.wait("no motor at joint 3", "infeasible: stopped at t = 0.2", old_img=img_default)
     m = re.match(r"infeasible: stopped at t = (\d+\.\d+) s", d.verdict())
@@ -318,10 +357,8 @@ def test_ider_panel_callbacks_in_browser(page, voila_url, workdir):
         d.fail("no motor at joint 3", "expected a stop near t = 0.26 s")
     img_joint3 = d.img()
 
-    # 3. Bad custom text keeps the last good state.  The text box starts with a valid A
-    #    ("0 1 0; 0 0 1"), so type garbage first (ignored while a preset is chosen: the same
-    #    run is redrawn, byte for byte), then choose "custom A": the verdict shows the input
-    #    error and the joint-3 plot stays.
+    # 4. Bad custom text keeps the last good state.  Garbage typed while a preset is chosen is
+    #    not run; choosing "custom A" then shows the input error and the joint-3 plot stays.
     d.enter_text(".w-custom", "garbage")
     d.select(".w-preset", "custom A")
     d.wait("custom A with garbage", "input error")
@@ -329,24 +366,51 @@ def test_ider_panel_callbacks_in_browser(page, voila_url, workdir):
     if d.img() != img_joint3:
         d.fail("custom A with garbage", "the plot changed although the input was invalid")
 
-    # 4. Valid text + Enter (the Text commits on Enter): feasible again, a new plot.
+    # 5. Valid text + Enter (the Text commits on Enter): feasible again, a new plot.
     d.enter_text(".w-custom", "0 1 0; 0 0 1")
     d.wait("custom A = 0 1 0; 0 0 1", "feasible:", old_img=img_joint3)
     verdict_joint, img_custom = d.verdict(), d.img()
 
-    # 5. Inertia dropdown: same directions, other inertia model, other peak moments.
+    # 6. Inertia dropdown: same directions, other inertia model, other peak moments.
     d.select(".w-inertia", "com")
     d.wait("inertia com", "feasible:", old_img=img_custom)
     if d.verdict() == verdict_joint:
         d.fail("inertia com", f"the verdict did not change with the inertia: {verdict_joint!r}")
     img_com = d.img()
 
-    # 6. Garbage typed while "custom A" is chosen: error message, the last plot stays.
+    # 7. Garbage typed while "custom A" is chosen: error message, the last plot stays.
     d.enter_text(".w-custom", "garbage")
     d.wait("custom text garbage", "input error")
     page.wait_for_timeout(500)
     if d.img() != img_com:
         d.fail("custom text garbage", "the plot changed although the input was invalid")
+
+    # 8. The Apply button: with a preset chosen, type another A (no Enter) and press Apply:
+    #    the panel switches to "custom A" and runs that text.
+    d.select(".w-preset", "no motor at joint 2")
+    d.wait("no motor at joint 2", "", old_img=img_com)
+    verdict_joint2, img_joint2 = d.verdict(), d.img()
+    d.type_text(".w-custom", "0.5 1 0; 0 0 1")
+    page.wait_for_timeout(300)
+    if d.verdict() != verdict_joint2 or d.img() != img_joint2:
+        d.fail("typing without Enter", "text typed while a preset is chosen changed the panel")
+    page.locator(".w-apply button, button.w-apply").first.click()
+    d.wait("Apply", "feasible:", old_img=img_joint2)
+    if page.locator(".w-preset select").input_value() != "custom A":
+        d.fail("Apply", "Apply did not switch the choice to 'custom A'")
+    img_apply = d.img()
+
+    # 9. Sliders do not flood the kernel: a 1-s drag of the gravity slider (12 moves) runs one
+    #    simulation, at the release (continuous_update=False) — exactly one new plot.
+    d.watch_plot()
+    d.drag_slider(".w-gravity", 0.3)
+    d.wait("gravity drag", "", old_img=img_apply)
+    page.wait_for_timeout(3_000)  # further runs, if the drag had queued them, arrive in this time
+    readout = page.locator(".w-gravity .widget-readout").inner_text()
+    if float(readout) < 1.0:
+        d.fail("gravity drag", f"the slider did not move (readout {readout})")
+    if (n := d.plots_seen()) != 2:  # the plot before the drag and the one after
+        d.fail("gravity drag", f"a drag produced {n - 1} plots, expected 1 (one run at release)")
 
     if page.errors:
         d.fail("page errors", f"uncaught JavaScript exceptions: {page.errors}")

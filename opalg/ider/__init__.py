@@ -20,7 +20,9 @@ Decisions on the paper's open points:
 
 Modules: :mod:`opalg.ider.geometry` (the arm, its tip path and the constraint B, h,
 re-derived), :mod:`opalg.ider.singular` (how a run ends when it cannot go on), this one
-(the simulation), :mod:`opalg.ider.panel` (the notebook's widget panel).
+(the simulation), :mod:`opalg.ider.feasibility` (κ(t) and the reach measure along a run, and
+the display rule that clips the moments at a stop), :mod:`opalg.ider.panel` and
+:mod:`opalg.ider.panel_plots` (the notebook's widget panel and its pictures).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from .geometry import (  # noqa: F401
     INERTIAS, LENGTHS, MASSES, THETA0, TIP0, V_A, arm, initial_speeds, joint_points, path, reach_measure, tip,
     tip_bias, tip_jacobian)
 from .singular import _NUMERICAL, _diagnosis, _reach_time, _singular_time
+# Why a run stops, as series to plot (the panel's κ(t) axis).
+from .feasibility import FeasibilitySeries, display_limits, kappa_series  # noqa: F401
 
 
 #: Control-force directions of the widget presets (None: the conventional model Z = B).

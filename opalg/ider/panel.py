@@ -1,22 +1,28 @@
 """The interactive panel of the Ider notebook: pure functions plus a thin ipywidgets layer.
 
-:func:`evaluate` and :func:`parse_directions` are pure (tested by pytest); the
-widget callbacks only read the controls, call :func:`evaluate`, and show the
-verdict and the figure of :func:`draw`.  Bad text in the custom entry shows a
-message and keeps the last good state.
+:func:`evaluate` and :func:`parse_directions` are pure, and so are the pictures
+(:func:`~opalg.ider.panel_plots.draw`, :func:`~opalg.ider.panel_plots.draw_arm`, in
+:mod:`opalg.ider.panel_plots`); pytest tests them.  The widget callbacks only read the
+controls, call :func:`evaluate`, and show the verdict, the figure of ``draw`` and the
+frames of the arm.  Bad text in the custom entry shows a message and keeps the last good
+state.  ``notebooks/panels/ider_panel.ipynb`` is the panel alone, for Voilà (``make panel``).
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import html
 import numbers
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import PRESETS, THETA0, _real, joint_points, simulate
+from . import PRESETS, _real, simulate
 from ..constrained import InfeasibleDirections
 from ..errors import StateError
+from .panel_plots import ArmFrames, draw, draw_arm  # noqa: F401  (the panel's pictures, re-exported)
 
 CUSTOM = "custom A"
 CHOICES = list(PRESETS) + [CUSTOM]
@@ -58,21 +64,50 @@ def parse_directions(text: str) -> np.ndarray:
 
 @dataclass
 class PanelOutput:
-    """What the panel shows for one choice: the run (or None), the verdict text and status."""
+    """What the panel shows for one choice.
+
+    ``result``: the run (None when the choice is singular at t = 0); ``A``: the directions
+    (None for the conventional model); ``verdict`` and ``feasible``; ``ghost``: the
+    conventional run with the same settings, drawn faint behind the chosen one (None for
+    the conventional choice itself, or when not asked for).
+    """
 
     result: object
     A: object
     verdict: str
     feasible: bool
+    ghost: object = None
+
+
+def _run(A, t_end: float, inertia: str, gravity: float, n_points: int, sim=None):
+    sim = simulate if sim is None else sim
+    t_eval = np.linspace(0.0, t_end, int(n_points))
+    # rtol 1e-9 keeps one run near 0.1–0.3 s (benchmarks/bench_ider.py); the tip
+    # error stays below 1e-9 m.  The verification runs use simulate's tighter default.
+    # refine=False for the same budget: locating the singularity beyond a stop costs ~1 s.
+    return sim(A, t_end=t_end, inertia=inertia, gravity=gravity, t_eval=t_eval, rtol=1e-9,
+               atol=1e-9, refine=False)
+
+
+@functools.lru_cache(maxsize=16)
+def _conventional(sim, t_end: float, inertia: str, gravity: float, n_points: int):
+    """The ghost run, cached: it changes only with the settings, not with the choice of A.
+
+    The simulating function is part of the key, so a test that patches ``simulate`` never
+    gets, nor leaves behind, a ghost of other settings.
+    """
+    return _run(None, t_end, inertia, gravity, n_points, sim)
 
 
 def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: float = 0.0,
-             t_end: float = 1.0, n_points: int = 101) -> PanelOutput:
+             t_end: float = 1.0, n_points: int = 101, ghost: bool = True) -> PanelOutput:
     """Simulate one choice of the panel and phrase the verdict (pure function).
 
-    Every run becomes a verdict: "feasible: …", "infeasible: …" (a singular choice,
-    or the path leaving the arm's reach, with the stop time) or "failed: …" (the
-    integrator gave up, with the time and the likely reason).
+    Every run becomes a verdict: "feasible: …" (with the smallest feasibility measure κ
+    and the peak moments), "infeasible: …" (a singular choice, or the path leaving the
+    arm's reach, with the stop time) or "failed: …" (the integrator gave up, with the
+    time and the likely reason).  With ``ghost`` the conventional run (Z = B) with the same
+    settings comes along, for the picture (cached: it does not depend on the choice).
 
     Raises
     ------
@@ -84,8 +119,8 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
     --------
     >>> from opalg.ider.panel import evaluate
     >>> out = evaluate("no motor at joint 3", t_end=0.5)
-    >>> out.feasible, out.verdict.startswith("infeasible")
-    (False, True)
+    >>> out.feasible, out.verdict.startswith("infeasible"), out.ghost.status
+    (False, True, 'completed')
     """
     if not isinstance(preset, str):
         raise ValueError(f"unknown choice {preset!r}; choose one of {CHOICES}")
@@ -98,104 +133,234 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
     t_end = _real(t_end, "t_end", "a positive number of seconds", lambda v: v > 0)
     if isinstance(n_points, (bool, np.bool_)) or not isinstance(n_points, numbers.Integral) or n_points < 2:
         raise StateError(f"n_points must be an integer >= 2, got {n_points!r}")
-    t_eval = np.linspace(0.0, t_end, int(n_points))
+    if not isinstance(ghost, (bool, np.bool_)):
+        raise StateError(f"ghost must be True or False, got {ghost!r}")
     try:
-        # rtol 1e-9 keeps one run near 0.1–0.3 s (benchmarks/bench_ider.py); the tip
-        # error stays below 1e-9 m.  The verification runs use simulate's tighter default.
-        # refine=False for the same budget: locating the singularity beyond a stop costs ~1 s.
-        r = simulate(A, t_end=t_end, inertia=inertia, gravity=gravity, t_eval=t_eval, rtol=1e-9,
-                     atol=1e-9, refine=False)
+        r = _run(A, t_end, inertia, gravity, n_points)
     except InfeasibleDirections as e:  # rank-deficient A, or singular already at t = 0
         return PanelOutput(None, A, f"infeasible: {e}", False)
+    g = _conventional(simulate, t_end, inertia, float(gravity), int(n_points)) if ghost and A is not None else None
     if r.ok:
         peak = np.abs(r.tau).max(axis=0)
-        verdict = (f"feasible: the tip follows the path for {t_end:g} s; peak moments "
-                   + ", ".join(f"M{i + 1} = {p:.2f}" for i, p in enumerate(peak)) + " N·m")
-        return PanelOutput(r, A, verdict, True)
-    return PanelOutput(r, A, f"{'failed' if r.status == 'failed' else 'infeasible'}: {r.message}", False)
+        verdict = (f"feasible: the tip follows the path for {t_end:g} s; smallest κ = "
+                   f"{r.conditioning.min():.3g}; peak moments "
+                   + ", ".join(f"|T{i + 1}| = {p:.2f}" for i, p in enumerate(peak)) + " N·m")
+        return PanelOutput(r, A, verdict, True, g)
+    return PanelOutput(r, A, f"{'failed' if r.status == 'failed' else 'infeasible'}: {r.message}", False, g)
 
 
-def draw(out: PanelOutput, fig=None):
-    """Joint angles, joint moments and the final configuration of one panel output."""
-    import matplotlib.pyplot as plt
+#: The controls' initial values; :meth:`IderPanel.reset` returns to them.
+DEFAULTS = {"preset": "no motor at joint 1", "custom": "0 1 0; 0 0 1", "inertia": "joint",
+            "gravity": 0.0, "duration": 1.0}
+#: Resolution of the PNGs the panel shows (the suite's floor is 110 dpi; 110 keeps the plots and
+#: the arm side by side in 1280 px).
+PANEL_DPI = 110
+#: Size (in) of the panel's figure without the arm, and the most frames the Play widget steps
+#: through (each frame is a kernel round trip and a PNG: ~0.05–0.15 s).
+PANEL_FIGSIZE = (8.6, 3.4)
+MAX_FRAMES = 40
+ARM_FIGSIZE = (3.3, 3.4)
+#: Margins of that figure (fractions), room for the titles above and the legends below the axes.
+PANEL_MARGINS = dict(left=0.075, right=0.975, top=0.9, bottom=0.34, wspace=0.42)
 
-    if fig is None:
-        fig = plt.figure(figsize=(9.0, 3.0))
-    axes = fig.subplots(1, 3)
-    r = out.result
-    if r is not None and len(r.t):
-        for i in range(3):
-            axes[0].plot(r.t, np.rad2deg(r.q[:, i] - r.q[0, i]), color=f"C{i}", label=f"Δθ{i + 1}")
-            axes[1].plot(r.t, r.tau[:, i], color=f"C{i}", label=f"M{i + 1}")
-        P0, P1 = joint_points(THETA0), joint_points(r.q[-1])
-        axes[2].plot(P0[:, 0], P0[:, 1], "k-o", ms=3, label="initial")
-        axes[2].plot(P1[:, 0], P1[:, 1], "C3-o", ms=3, label=f"t = {r.t[-1]:.2f} s")
-    axes[0].set(xlabel="t (s)", ylabel="deg", title="joint displacements")
-    axes[1].set(xlabel="t (s)", ylabel="N·m", title="joint moments")
-    axes[2].set(xlabel="x (m)", ylabel="y (m)", title="configuration")
-    axes[2].set_aspect("equal")
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-        if ax.lines:
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+
+def _png(fig) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=PANEL_DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _alt(out: PanelOutput, choice: str) -> str:
+    return (f"Ider's arm with {choice}: feasibility κ(t) against the stop threshold, joint moments "
+            f"T(t) and displacements Δθ(t), the conventional solution faint behind; {out.verdict}")
 
 
 class IderPanel:
     """ipywidgets controls for choosing A; ``panel.widget`` is the box to display.
 
-    Each control carries a stable CSS class (``w-preset``, ``w-custom``,
-    ``w-inertia``, ``w-gravity``, ``w-duration``, ``w-verdict``, ``w-plot``) for
-    browser tests.
+    Row 1: the choice of A, the custom-A text (applied on Enter or by the Apply button), the
+    inertia reading.  Row 2: gravity and duration sliders (``continuous_update=False``: a drag
+    runs one simulation, at the release), and a ``Play`` jslinked to a sample slider that
+    animate the arm.  Then the verdict, and the plots: κ(t), moments and displacements (an
+    ``<img>`` in an ``HTML`` widget) beside the arm (an ``Image``).  Each control carries a stable CSS class for browser tests:
+    ``w-preset``, ``w-custom``, ``w-apply``, ``w-inertia``, ``w-gravity``, ``w-duration``,
+    ``w-verdict``, ``w-plot`` (plus ``w-axes-<gid>`` for each axis of the figure shown, e.g.
+    ``w-axes-kappa``), ``w-arm``, ``w-play``, ``w-frame``.
+
+    ``runs`` counts the simulations (a repeated choice is not rerun); ``last`` is the last
+    valid :class:`PanelOutput`, ``png`` the figure on show.  Every call of :func:`build_panel`
+    makes a new, independent panel.
     """
 
     def __init__(self):
         import ipywidgets as w
 
-        self.preset = w.Dropdown(options=CHOICES, value="no motor at joint 1", description="A")
-        self.custom = w.Text(value="0 1 0; 0 0 1", description="custom A", continuous_update=False)
-        self.inertia = w.Dropdown(options=["joint", "com"], value="joint", description="inertia")
-        self.gravity = w.FloatSlider(value=0.0, min=0.0, max=9.81, step=0.01, description="g (m/s²)")
-        self.duration = w.FloatSlider(value=1.0, min=0.1, max=1.0, step=0.05, description="t_end (s)")
+        d = DEFAULTS
+        row = dict(width="auto")
+        narrow = {"description_width": "initial"}
+        self.preset = w.Dropdown(options=CHOICES, value=d["preset"], description="A", style=narrow,
+                                 layout=w.Layout(width="220px"))
+        self.custom = w.Text(value=d["custom"], description="custom A", continuous_update=False, style=narrow,
+                             placeholder="two rows of 3: 0 1 0; 0 0 1 — Enter to apply",
+                             tooltip="two rows of three numbers, rows separated by ';' — Enter to apply",
+                             layout=w.Layout(width="340px"))
+        self.apply = w.Button(description="Apply", tooltip="run the custom A (same as Enter)",
+                              icon="play", layout=w.Layout(width="90px"))
+        self.inertia = w.Dropdown(options=["joint", "com"], value=d["inertia"], description="inertia",
+                                  style=narrow, layout=w.Layout(width="150px"))
+        self.gravity = w.FloatSlider(value=d["gravity"], min=0.0, max=9.81, step=0.01, description="g (m/s²)",
+                                     continuous_update=False, layout=w.Layout(width="320px"))
+        self.duration = w.FloatSlider(value=d["duration"], min=0.1, max=1.0, step=0.05,
+                                      description="t_end (s)", continuous_update=False,
+                                      layout=w.Layout(width="320px"))
         self.verdict = w.HTML(value="")
-        self.plot = w.Output()
-        for ctl, css in ((self.preset, "w-preset"), (self.custom, "w-custom"), (self.inertia, "w-inertia"),
-                         (self.gravity, "w-gravity"), (self.duration, "w-duration"),
-                         (self.verdict, "w-verdict"), (self.plot, "w-plot")):
+        self.plot = w.HTML(value="")
+        self.arm = w.Image(format="png", layout=w.Layout(**row))
+        self.play = w.Play(value=0, min=0, max=1, interval=200, description="play the run")
+        self.frame = w.IntSlider(value=0, min=0, max=1, description="sample", continuous_update=False,
+                                 layout=w.Layout(width="260px"))
+        w.jslink((self.play, "value"), (self.frame, "value"))
+        for ctl, css in ((self.preset, "w-preset"), (self.custom, "w-custom"), (self.apply, "w-apply"),
+                         (self.inertia, "w-inertia"), (self.gravity, "w-gravity"),
+                         (self.duration, "w-duration"), (self.verdict, "w-verdict"), (self.plot, "w-plot"),
+                         (self.arm, "w-arm"), (self.play, "w-play"), (self.frame, "w-frame")):
             ctl.add_class(css)
-        self.last = None
+        self.last: PanelOutput | None = None
+        self.png: bytes | None = None  # the PNG shown in self.plot
+        self.runs = 0
+        self._shown = None      # the key of the choice on show (None: rerun on the next update)
+        self._frames = None     # ArmFrames of the run on show
+        self._hold = False      # reset() sets several controls, then updates once
         for ctl in (self.preset, self.custom, self.inertia, self.gravity, self.duration):
             ctl.observe(self._changed, names="value")
-        self.widget = w.VBox([w.HBox([self.preset, self.custom]), w.HBox([self.inertia, self.gravity]),
-                              self.duration, self.verdict, self.plot])
+        self.apply.on_click(self._apply)
+        self.frame.observe(self._frame_changed, names="value")
+        self.widget = w.VBox([
+            w.HBox([self.preset, self.custom, self.apply, self.inertia]),
+            w.HBox([self.gravity, self.duration, self.play, self.frame]),
+            self.verdict,
+            w.HBox([self.plot, self.arm]),
+        ])
         self.update()
 
     def _changed(self, _change) -> None:
-        self.update()
+        if not self._hold:
+            self.update()
+
+    def _apply(self, _button=None) -> None:
+        """The Apply button: choose "custom A" and run the text in the box (as Enter does)."""
+        if self.preset.value != CUSTOM:
+            self.preset.value = CUSTOM  # its observer runs the update
+        else:
+            self.update()
+
+    def _key(self):
+        custom = self.custom.value if self.preset.value == CUSTOM else None
+        return (self.preset.value, custom, self.inertia.value, self.gravity.value, self.duration.value)
 
     def update(self) -> PanelOutput | None:
-        """Re-evaluate from the controls; on bad input show the message, keep the last state."""
-        import matplotlib.pyplot as plt
+        """Re-evaluate from the controls; on bad input show the message, keep the last state.
 
+        A choice already on show is not rerun (text edited while a preset is chosen, or the
+        Apply button after Enter, cost nothing).
+        """
+        key = self._key()
+        if key == self._shown:
+            return self.last
         try:
             out = evaluate(self.preset.value, self.custom.value, self.inertia.value,
                            self.gravity.value, self.duration.value)
         except ValueError as e:
-            self.verdict.value = f"<b>input error:</b> {e} (showing the last valid choice)"
+            self.verdict.value = f"<b>input error:</b> {html.escape(str(e))} (showing the last valid choice)"
+            self._shown = None
             return None
-        self.last = out
-        self.verdict.value = out.verdict
-        from IPython.display import display
-
-        with self.plot:
-            self.plot.clear_output(wait=True)
-            fig = draw(out)
-            display(fig)
-            plt.close(fig)
+        self.runs += 1
+        self.last, self._shown = out, key
+        self.verdict.value = html.escape(out.verdict)
+        self._show_plot(out)
+        self._show_arm(out)
         return out
+
+    def _show_plot(self, out: PanelOutput) -> None:
+        from matplotlib.figure import Figure
+
+        # A Figure outside pyplot: nothing for the inline backend to show twice, nothing to leak.
+        # Fixed margins instead of the constrained layout, which draws the figure ~3 times over.
+        fig = Figure(figsize=PANEL_FIGSIZE)
+        fig.subplots_adjust(**PANEL_MARGINS)
+        fig = draw(out, fig=fig, arm=False)
+        for css in [c for c in self.plot._dom_classes if c.startswith("w-axes-")]:
+            self.plot.remove_class(css)
+        for ax in fig.axes:
+            self.plot.add_class(f"w-axes-{ax.get_gid()}")
+        self.png = _png(fig)
+        # An <img> with a data URL in an HTML widget, not display() into an Output widget: the
+        # PNG (and its alt text) is widget state, so the cell that shows the panel has no
+        # output but the widget's, wherever it runs (Voilà, JupyterLab, nbval, the executor).
+        alt = html.escape(_alt(out, self.preset.value), quote=True)
+        self.plot.value = (f'<img src="data:image/png;base64,{base64.b64encode(self.png).decode()}" '
+                           f'alt="{alt}" title="{alt}" style="max-width: 100%; height: auto" />')
+
+    def _show_arm(self, out: PanelOutput) -> None:
+        r = out.result
+        if r is None or not len(r.t):
+            from matplotlib.figure import Figure
+
+            fig = Figure(figsize=ARM_FIGSIZE)
+            draw_arm(r if r is not None else _EMPTY, ax=fig.add_subplot())
+            self._frames = None
+            self.arm.value = _png(fig)
+            return
+        self._frames = ArmFrames(r, ghost=out.ghost, dpi=PANEL_DPI, figsize=ARM_FIGSIZE)
+        n = len(r.t)
+        self.play.step = max(1, -(-(n - 1) // MAX_FRAMES))
+        # Show the end of the run (where it stops); Play restarts from sample 0.
+        self.play.max = self.frame.max = n - 1
+        if self.frame.value == n - 1:
+            self._draw_frame(n - 1)
+        else:
+            self.frame.value = n - 1  # its observer draws the frame
+        self.play.value = n - 1
+
+    def _frame_changed(self, change) -> None:
+        if self._frames is not None:
+            self._draw_frame(int(change["new"]))
+
+    def _draw_frame(self, i: int) -> None:
+        if self._frames is not None and 0 <= i < self._frames.n:
+            self.arm.value = self._frames.png(i)
+
+    def reset(self) -> PanelOutput | None:
+        """Put every control back to its initial value (:data:`DEFAULTS`) and show that run."""
+        self._hold = True
+        try:
+            for name, value in DEFAULTS.items():
+                getattr(self, name).value = value
+        finally:
+            self._hold = False
+        return self.update()
+
+
+class _Empty:
+    """A run with no samples (the choice was singular at t = 0), for the arm's placeholder."""
+
+    t = np.zeros(0)
+    settings: dict = {}
+
+
+_EMPTY = _Empty()
 
 
 def build_panel() -> IderPanel:
-    """Create the panel (call in a notebook and display ``panel.widget``)."""
+    """A new, independent panel (call in a notebook and display ``panel.widget``).
+
+    Examples
+    --------
+    >>> from opalg.ider.panel import build_panel
+    >>> a, b = build_panel(), build_panel()
+    >>> a is not b and a.preset is not b.preset, a.last.feasible, a.runs
+    (True, True, 1)
+    """
     return IderPanel()
