@@ -38,3 +38,100 @@ def test_committed_csv_matches_a_fresh_run(tmp_path):
     assert np.all(np.abs(fresh - committed).max(axis=0) <= 1e-8 * scale + 1e-12)
     for name in FILES:
         assert (ROOT / "figures" / name).is_file(), f"figures/{name} is missing: run make reproduce"
+
+
+# ----------------------------------------------------------------- opalg.ider.figures (public)
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from opalg import ider  # noqa: E402
+from opalg.display import animation_html  # noqa: E402
+from opalg.ider import figures  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def short_runs():
+    """Both runs over 0.3 s on 31 samples: enough for the figures' structure, ~0.3 s."""
+    te = np.linspace(0.0, 0.3, 31)
+    return (ider.simulate(None, t_end=0.3, t_eval=te), ider.simulate(figures.A_PAPER, t_end=0.3, t_eval=te))
+
+
+def _disjoint(a, b) -> bool:
+    return a.x1 <= b.x0 or b.x1 <= a.x0 or a.y1 <= b.y0 or b.y1 <= a.y0
+
+
+@pytest.mark.parametrize("kind, label", [("displacements", r"$\Delta\theta_i$ (deg)"),
+                                         ("rates", r"$\dot\theta_i$ (rad/s)"),
+                                         ("moments", r"joint moment $T_i$ (N·m)")])
+def test_series_figures_have_mathtext_labels_and_the_legend_outside(short_runs, kind, label):
+    conv, ctrl = short_runs
+    fig = figures.plot_series(conv, ctrl, kind)
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == label and ax.get_xlabel() == r"time $t$ (s)"
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    # The legend box lies outside the data area, so it can hide no curve.
+    assert _disjoint(ax.get_legend().get_window_extent(r), ax.get_window_extent(r))
+    # Fig. 4 leaves out the control-force T_1 (identically zero): 3 + 2 curves, else 3 + 3.
+    assert len(ax.lines) == (5 if kind == "moments" else 6)
+    plt.close(fig)
+
+
+def test_series_are_the_papers_quantities(short_runs):
+    """Δθ in degrees from θ(0); rates and moments as simulated (checked by hand-made values)."""
+    conv, _ = short_runs
+    d = figures.series(conv, "displacements")
+    assert np.allclose(d, (conv.q - conv.q[0]) * 180.0 / np.pi, rtol=0, atol=1e-12)
+    assert figures.series(conv, "rates") is conv.qd and figures.series(conv, "moments") is conv.tau
+    with pytest.raises(ValueError, match="unknown series"):
+        figures.series(conv, "torques")
+
+
+def test_configuration_figure_legend_outside(short_runs):
+    fig = figures.plot_configurations(*short_runs)
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    assert _disjoint(ax.get_legend().get_window_extent(r), ax.get_window_extent(r))
+    assert [ln.get_label() for ln in ax.lines][-1] == "tip path"
+    plt.close(fig)
+
+
+def test_frame_indices():
+    assert figures.frame_indices(201, 30)[[0, -1]].tolist() == [0, 200]
+    assert len(figures.frame_indices(201, 40)) == 40 and len(figures.frame_indices(3, 40)) == 3
+    for bad in (1, 41):
+        with pytest.raises(ValueError, match="frames must be between 2 and 40"):
+            figures.frame_indices(201, bad)
+
+
+@pytest.mark.filterwarnings("ignore:Animation was deleted without rendering")
+def test_animation_draws_the_arm_with_its_tip_on_the_path(short_runs):
+    """Independent of joint_points' own code: the drawn tip of every frame is on eq. 20's path
+    (distance ≤ 1e-9 m, the runs' drift bound), and the base stays at the origin."""
+    conv, ctrl = short_runs
+    anim = figures.arm_animation(ctrl, conv, frames=7)
+    fig = anim._fig
+    arm_line = next(ln for ln in fig.axes[0].lines if ln.get_label() == "control force")
+    ghost = next(ln for ln in fig.axes[0].lines if ln.get_label() == "conventional")
+    for j, k in enumerate(figures.frame_indices(len(ctrl.t), 7)):
+        anim._func(j)
+        for line in (arm_line, ghost):
+            x, y = line.get_data()
+            assert (x[0], y[0]) == (0.0, 0.0)
+            assert np.hypot(x[-1] - ider.path(ctrl.t[k])[0], y[-1] - ider.path(ctrl.t[k])[1]) <= 1e-9
+    plt.close(fig)
+
+
+def test_animation_is_deterministic_and_small(short_runs):
+    conv, ctrl = short_runs
+    a = animation_html(figures.arm_animation(ctrl, conv, frames=4), alt="The arm moving along the path.")
+    b = animation_html(figures.arm_animation(ctrl, conv, frames=4), alt="The arm moving along the path.")
+    assert a == b
+    assert len(a) < 4 * 40_000, "a frame of the small figure should stay under ~40 kB"
+    with pytest.raises(ValueError, match="same times"):
+        figures.arm_animation(ctrl, ider.simulate(None, t_end=0.3, t_eval=[0.0, 0.3]))
