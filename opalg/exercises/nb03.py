@@ -34,15 +34,30 @@ def _forest_edges() -> int:
 
 
 def _phi_cases():
-    """φx by the dense resolvent (I − ℰφ)⁻¹ x on a chain, a tree and a forest (mixed joints)."""
+    """φx by the dense resolvent (I − ℰφ)⁻¹ x on a chain, trees and a forest (mixed joints).
+
+    The last two cases are relabelled by a random permutation, so that some child has a
+    smaller label than its parent: a sweep over ``reversed(range(n))`` (right only for
+    base-to-tip labels) is refused there, one that derives a tips-first order from
+    ``parents`` is accepted.
+    """
     import opalg
     from opalg.kinematics import body_kinematics
 
     rng = np.random.default_rng(30)
+    tree = opalg.random_model(10, "tree", seed=34, joints="mixed")
+    perm = [int(i) for i in rng.permutation(tree.n)]
+    shuffled = tree.relabeled(perm)
+    forest = opalg.random_model(9, "tree", seed=35, n_roots=2, joints="mixed")
+    fperm = [int(i) for i in rng.permutation(forest.n)]
+    # the grader relies on these being out of topological label order; fail loudly if not
+    assert any(p > k for k, p in enumerate(shuffled.parents)), "relabelled tree is still base-to-tip"
     out = []
     for what, m in [("a 5-body chain", opalg.random_model(5, "chain", seed=31)),
                     ("a 9-body tree", opalg.random_model(9, "tree", seed=32)),
-                    ("a 2-root forest of 8 bodies", opalg.random_model(8, "tree", seed=33, n_roots=2))]:
+                    ("a 2-root forest of 8 bodies", opalg.random_model(8, "tree", seed=33, n_roots=2)),
+                    ("a 10-body tree with shuffled labels (children before parents)", shuffled),
+                    ("a 2-root forest of 9 bodies with shuffled labels", forest.relabeled(fperm))]:
         q = rng.normal(size=m.ndof)
         Xup = body_kinematics(m, q).Xup
         x = rng.normal(size=(m.n, 6))
