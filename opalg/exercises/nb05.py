@@ -7,6 +7,8 @@ operator matrices, opalg's own recursion), so the notebook shows no solution.
 
 from __future__ import annotations
 
+__all__ = ["EXERCISES", "riccati_inputs", "implement_cases", "spherical_tree"]
+
 import numpy as np
 
 from . import Exercise, choice, close_arrays, function, integer, number
@@ -31,7 +33,16 @@ def _logdet() -> float:
 
 
 def spherical_tree():
-    """The five-body tree of spherical, revolute and prismatic joints of notebook 05 §10."""
+    """The five-body tree of spherical, revolute and prismatic joints of notebook 05 §10, and its state.
+
+    Returns ``(model, q)``; three hinges are spherical (3 dof), so D(k) has 3×3 blocks (pitfall 9).
+
+    Examples
+    --------
+    >>> m, q = spherical_tree()
+    >>> list(m.joint_sizes), q.shape
+    ([3, 1, 3, 1, 3], (11,))
+    """
     import opalg
     from opalg.builders import random_inertia, random_rotation
 
@@ -63,12 +74,25 @@ def _sign_choice() -> str:
     return "a" if np.allclose(phi - phi @ K @ H @ psi, psi, rtol=0, atol=1e-12 * np.abs(psi).max()) else "b"
 
 
-def riccati_inputs(model, q):
-    """The raw inputs of Exercise 05.4: ``(parents, Xup, H, M)``.
+def riccati_inputs(model, q) -> tuple[list, list, list, list]:
+    """The raw inputs of Exercise 05.4 (the Riccati recursion E1): ``(parents, Xup, H, M)``.
 
     ``parents[k]`` is ℘(k) (−1 at a root), ``Xup[k]`` the 6×6 motion transform ${}^kX_{℘k}$ (so
     φ(℘k, k) = ``Xup[k].T``), ``H[k]`` the n_k×6 joint map (``body_kinematics(...).S[k].T``),
     ``M[k]`` the 6×6 spatial inertia.  Plain lists of numpy arrays: no opalg object.
+
+    Parameters
+    ----------
+    model : opalg.Model
+    q : array_like, shape (N,)
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(3, "chain", seed=1)
+    >>> parents, Xup, H, M = riccati_inputs(m, np.zeros(m.ndof))
+    >>> parents, Xup[0].shape, M[0].shape, all(h.shape == (nk, 6) for h, nk in zip(H, m.joint_sizes))
+    ([-1, 0, 1], (6, 6), (6, 6), True)
     """
     from opalg.kinematics import body_kinematics
 
@@ -77,9 +101,18 @@ def riccati_inputs(model, q):
             [np.array(Mk) for Mk in model.I_spatial])
 
 
-def implement_cases(key_seed: int):
-    """Seeded chains and trees with mixed joints (revolute, prismatic, 2-3 axis), one of them
-    relabelled so that a parent may have a larger label than its child, and a forest."""
+def implement_cases(key_seed: int) -> list:
+    """The models an "implement it" exercise of notebooks 05–07 is graded on, with states.
+
+    Returns ``[(description, model, q), ...]``: a 6-body chain and a 9-body tree with mixed joints
+    (revolute, prismatic, 2-3 axis), the same tree relabelled so that a parent may carry a larger
+    label than its child, a 2-root forest, and the spherical-joint tree of notebook 05 §10.
+
+    Examples
+    --------
+    >>> [m.n for _, m, _ in implement_cases(550)]
+    [6, 9, 9, 8, 5]
+    """
     import opalg
 
     rng = np.random.default_rng(key_seed)

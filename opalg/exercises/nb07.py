@@ -7,6 +7,8 @@ the CRBA, a dense solve), the student's from the O(n) one (``opalg.lambda_inv``,
 
 from __future__ import annotations
 
+__all__ = ["EXERCISES", "upsilon_inputs", "planar_arm_setup", "effective_mass_setup"]
+
 import numpy as np
 
 from . import Exercise, close_arrays, function, integer, number
@@ -21,7 +23,14 @@ def _dense_lambda_inv(model, q, frames):
 
 
 def planar_arm_setup():
-    """The two-link planar arm, state and tip frame of Exercise 07.1."""
+    """The two-link planar arm, state and tip frame of Exercise 07.1: ``(arm, q, tip)``.
+
+    Examples
+    --------
+    >>> arm, q, tip = planar_arm_setup()
+    >>> arm.ndof, tip[0]
+    (2, 1)
+    """
     import opalg
 
     arm = opalg.planar_arm([1.0, 0.8], [2.0, 1.0], [0.2, 0.05], gravity=(0.0, 0.0, 0.0))
@@ -35,7 +44,14 @@ def _lambda_xy_00() -> float:
 
 
 def effective_mass_setup():
-    """The tree, state and frame of Exercise 07.2."""
+    """The tree, state and frame of Exercise 07.2: ``(tree, q, frame)``, the frame on body 7.
+
+    Examples
+    --------
+    >>> tree, q, frame = effective_mass_setup()
+    >>> tree.n, frame[0]
+    (8, 7)
+    """
     import opalg
 
     tree = opalg.random_model(8, "tree", seed=3)
@@ -66,11 +82,19 @@ def _zero_pairs() -> int:
                if np.abs(Om[6 * i:6 * i + 6, 6 * j:6 * j + 6]).max() <= tol)
 
 
-def upsilon_inputs(model, q):
-    """The raw inputs of Exercise 07.4: ``(parents, Xup, H, P)``.
+def upsilon_inputs(model, q) -> tuple[list, list, list, list]:
+    """The raw inputs of Exercise 07.4 (the Υ recursion F2): ``(parents, Xup, H, P)``.
 
     ``parents``, ``Xup`` (6×6, φ(℘k,k) = ``Xup[k].T``) and ``H`` (n_k×6) as in Exercise 05.4, and
     ``P[k]`` the 6×6 articulated-body inertia ``opalg.articulated(model, q).P[k]``.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(3, "tree", seed=1)
+    >>> parents, Xup, H, P = upsilon_inputs(m, np.zeros(m.ndof))
+    >>> len(P), P[0].shape
+    (3, (6, 6))
     """
     import opalg
     from opalg.kinematics import body_kinematics
