@@ -18,7 +18,7 @@ from . import Exercise, _StudentError, choice, close_arrays, function, number
 
 @functools.lru_cache(maxsize=1)
 def _slide_gravity():
-    """∂U/∂Z21 of the notebook's telescoping arm, lambdified in (m2, g, H11)."""
+    """∂U/∂Z21 of the notebook's telescoping arm, lambdified in (m2, g, H_11)."""
     import sympy as sp
 
     from opalg.symbolic import Body, Hinge, TreeSystem
@@ -29,7 +29,7 @@ def _slide_gravity():
                      bodies=[Body(m1, (c1, 0, 0), I1 * sp.eye(3)), Body(m2, (c2, 0, 0), I2 * sp.eye(3))],
                      gravity=(0, -g, 0))
     dU = sp.simplify(arm.potential_energy().diff(arm.q[1]))
-    # The gravity term of the slide depends on m2, g and H11 only: that is part of the lesson.
+    # The gravity term of the slide depends on m2, g and H_11 only: that is part of the lesson.
     assert dU.free_symbols <= {m2, g, arm.q[0]}, dU
     return sp.lambdify((m2, g, arm.q[0]), dU, "numpy")
 
@@ -39,7 +39,7 @@ def _slide_gravity_cases():
     out = []
     for m2, g, deg in ((2.0, 9.81, 90.0), (2.0, 9.81, 30.0), (0.7, 1.62, -120.0), (5.0, 3.7, 200.0)):
         h = np.radians(deg)
-        out.append((f"m2 = {m2} kg, g = {g} m/s^2, H11 = {deg:g} deg", (m2, g, h), float(f(m2, g, h))))
+        out.append((f"m2 = {m2} kg, g = {g} m/s^2, H_11 = {deg:g} deg", (m2, g, h), float(f(m2, g, h))))
     return out
 
 
@@ -177,7 +177,7 @@ EXERCISES = {
     "09.1": Exercise("09.1", "value", "one letter among a, b, c, d",
                      choice("c", "abcd", "t(j) is the label of the inner body of B_j, 0 for a body on the root")),
     # Relative tolerance 1e-12: a product of three numbers and a sine, evaluated the same way.
-    "09.2": Exercise("09.2", "function", "a function dU_dZ21(m2, g, H11) returning ∂U/∂Z21 as a number",
+    "09.2": Exercise("09.2", "function", "a function dU_dZ21(m2, g, H_11) returning ∂U/∂Z21 as a number",
                      function(_slide_gravity_cases, close_arrays(1e-12)), name="dU_dZ21"),
     # Relative tolerance 1e-4 (4 significant digits, 3e-4 deg): fsolve converges to 1e-13 and the
     # symbolic and operator routes agree to 1e-15, so only the student's rounding matters.
