@@ -1,8 +1,10 @@
-"""The deployment figure script: deterministic output, and the committed figures/ data is current."""
+"""The deployment figure script: deterministic output, the committed figures/ data is current, the
+PNGs meet the suite's resolution floor, and the public drawing helper draws every body."""
 
 from __future__ import annotations
 
 import pathlib
+import struct
 import subprocess
 import sys
 
@@ -10,11 +12,26 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FILES = ["deployment_strip.png", "deployment_angles.png", "deployment_energy.png", "deployment.csv"]
+PNGS = [f for f in FILES if f.endswith(".png")]
+MIN_DPI = 110
 
 
 def _run(outdir: pathlib.Path) -> None:
     subprocess.run([sys.executable, "-m", "opalg.symbolic", "--outdir", str(outdir)], check=True,
                    cwd=ROOT, capture_output=True)
+
+
+def _png_dpi(data: bytes) -> float | None:
+    """Horizontal resolution from the PNG's pHYs chunk (pixels per metre -> per inch)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos = 8
+    while pos < len(data):
+        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+        if kind == b"pHYs":
+            ppm_x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
+            return ppm_x * 0.0254 if unit == 1 else None
+        pos += 12 + length
+    return None
 
 
 def test_figure_script_is_deterministic_and_committed_data_current(tmp_path):
@@ -27,11 +44,21 @@ def test_figure_script_is_deterministic_and_committed_data_current(tmp_path):
     for name in FILES:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
         assert (ROOT / "figures" / name).is_file(), f"figures/{name} is missing: run make reproduce"
+    for name in PNGS:
+        dpi = _png_dpi((a / name).read_bytes())
+        assert dpi is not None and dpi >= MIN_DPI - 0.5, f"fresh {name}: {dpi} dpi"
     fresh = np.loadtxt(a / "deployment.csv", delimiter=",", skiprows=1)
     committed = np.loadtxt(ROOT / "figures" / "deployment.csv", delimiter=",", skiprows=1)
     assert fresh.shape == committed.shape == (301, 16)
     scale = np.maximum(np.abs(committed).max(axis=0), 1e-12)
     assert np.all(np.abs(fresh - committed).max(axis=0) <= 1e-8 * scale + 1e-12)
+
+
+def test_committed_figures_meet_the_resolution_floor():
+    """The committed PNGs were written at >= 110 dpi (the suite's floor; the script uses 120)."""
+    for name in PNGS:
+        dpi = _png_dpi((ROOT / "figures" / name).read_bytes())
+        assert dpi is not None and dpi >= MIN_DPI - 0.5, f"figures/{name}: {dpi} dpi (run make reproduce)"
 
 
 def test_deployment_data_tells_the_story():
@@ -45,3 +72,31 @@ def test_deployment_data_tells_the_story():
     kinetic, spring, dissipated = d[:, 13], d[:, 14], d[:, 15]
     E = kinetic + spring + dissipated
     assert np.abs(E - E[0]).max() < 1e-8 * E[0]
+
+
+def test_draw_outlines_fills_every_body_in_its_colour():
+    """The public drawing helper (used by the notebook's snapshots and animation and by the
+    script) draws one patch per box, in the body's colour, labelled with the suite's roles; the
+    stowed top view has the outer panel edge-on over the platform's +x face (x = 0.8 m)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from opalg.symbolic import COLOURS, ROLES, box_outlines, deployable_example, deployment_setup, draw_outlines
+    from opalg.symbolic import pose_function
+
+    system = deployable_example("deploy")
+    setup = deployment_setup(system)
+    outlines = box_outlines(pose_function(system), setup.stowed, setup.boxes, view="xy")
+    fig, ax = plt.subplots()
+    try:
+        patches = draw_outlines(ax, outlines, labels=ROLES)
+        assert [p.get_label() for p in patches] == [ROLES[j] for j in range(6)]
+        for j, p in enumerate(patches):
+            assert p.get_facecolor() == to_rgba(COLOURS[j]) == p.get_edgecolor(), j
+        outer = outlines[5]
+        assert np.ptp(outer[:, 0]) < 0.05 and abs(outer[:, 0].mean() - 0.8) < 0.05, outer
+    finally:
+        plt.close(fig)

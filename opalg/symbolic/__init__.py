@@ -36,15 +36,19 @@ Prescribed root
 Modules: :mod:`~opalg.symbolic.data` (input data and its checks), :mod:`~opalg.symbolic.tree`
 (TreeSystem: kinematics, energies, Lagrange's equations), :mod:`~opalg.symbolic.numeric`
 (lambdify, solve_ivp simulation, energy balance), :mod:`~opalg.symbolic.model_route` (the
-same system as an opalg Model), :mod:`~opalg.symbolic.examples` (the paper's 5-body tree).
+same system as an opalg Model), :mod:`~opalg.symbolic.examples` (the paper's 5-body topology
+T = (0, 1, 1, 1, 2) with the suite's own illustrative bodies, hinges, springs and dampers, and
+the drawing helpers).
 """
 
 from .data import Body, Hinge, RootMotion, Tx, Tz, t
-from .examples import DeploymentSetup, box_inertia, box_outlines, deployable_example, deployment_setup
+from .examples import (COLOURS, ROLES, DeploymentSetup, box_inertia, box_outlines, deployable_example,
+                       deployment_setup, draw_outlines)
 from .model_route import ROOT_NAMES, carriers, root_state, to_model
 from .numeric import SingularConfiguration, Trajectory, pose_function, simulate
 from .tree import TreeSystem
 
-__all__ = ["Body", "DeploymentSetup", "Hinge", "ROOT_NAMES", "RootMotion", "SingularConfiguration",
-           "Trajectory", "TreeSystem", "Tx", "Tz", "box_inertia", "box_outlines", "carriers", "deployable_example",
-           "deployment_setup", "pose_function", "root_state", "simulate", "t", "to_model"]
+__all__ = ["COLOURS", "Body", "DeploymentSetup", "Hinge", "ROLES", "ROOT_NAMES", "RootMotion",
+           "SingularConfiguration", "Trajectory", "TreeSystem", "Tx", "Tz", "box_inertia", "box_outlines",
+           "carriers", "deployable_example", "deployment_setup", "draw_outlines", "pose_function",
+           "root_state", "simulate", "t", "to_model"]

@@ -1,15 +1,20 @@
 r"""The paper's 5-body rooted tree T = (0, 1, 1, 1, 2) as ready-made TreeSystems.
 
-A payload platform B1 hangs from a space-station truss B0 (the root) on a gimbal; on it sit
-the inner solar-array panel B2 (with the outer panel B5 hinged to it), an antenna boom B3 and
-a radiator B4 (Huang, Huang & Zhu 1998, Fig. 1 and Table 1).  Three hinge choices:
+What the 1998 scan (seed 003) holds of its example is the topology alone: the vector
+T = (0, 1, 1, 1, 2) of its Table 1 (Fig. 1 did not survive the OCR), and an introduction that
+names the deployable mechanisms of a space station (solar panels, large antennas, manipulator
+arms) as the motivation.  Everything else here is **the suite's own illustrative choice**: the
+roles of the bodies (:data:`ROLES`: a payload platform B1 on a gimbal under a truss B0, an inner
+solar panel B2 carrying an outer panel B5, an antenna boom B3, a radiator B4), their masses,
+sizes and hinge offsets, the hinges, the springs and the dampers.  Three hinge choices:
 
-* ``"rot3"``: 3 Euler angles per hinge (15 DoF), the paper's ideal spherical hinges;
-* ``"full6"``: 3 slides + 3 angles per hinge (30 DoF);
-* ``"deploy"``: the deployment mechanism (6 DoF) — a 2-axis gimbal (NR = 2, azimuth H1_1 and
-  elevation H1_3, held by servo springs) and one-axis spring hinges (NR = 1) that swing the
-  appendages from stowed (folded against the platform) to open.  NR = 3 would be singular in
-  the stowed pose: z-x-z angles lose a DoF at H3 = 0, where H1 and H2 turn about the same axis.
+* ``"rot3"``: 3 Euler angles per hinge (15 DoF), the paper's ideal spherical hinges of §1.2;
+* ``"full6"``: 3 slides + 3 angles per hinge (30 DoF), the paper's general hinge of §1.2;
+* ``"deploy"``: a deployment mechanism (6 DoF, the suite's own) — a 2-axis gimbal (NR = 2,
+  azimuth H1_1 and elevation H1_3, held by servo springs) and one-axis spring hinges (NR = 1)
+  that swing the appendages from stowed (folded against the platform) to open.  NR = 3 would be
+  singular in the stowed pose: z-x-z angles lose a DoF at H3 = 0, where H1 and H2 turn about
+  the same axis.
 """
 
 from __future__ import annotations
@@ -22,14 +27,22 @@ from ..errors import StateError
 from .data import Body, Hinge
 from .tree import TreeSystem
 
+#: Roles of the bodies of the 5-body example (0 = the root B0).  The suite's own illustrative
+#: choice: the 1998 scan gives only the topology T = (0, 1, 1, 1, 2), not what the bodies are.
+ROLES = {0: "truss B0", 1: "platform B1", 2: "inner panel B2", 3: "boom B3", 4: "radiator B4",
+         5: "outer panel B5"}
+#: Fill colours of the bodies in the suite's drawings (matplotlib colour specs).
+COLOURS = {0: "0.55", 1: "0.75", 2: "C0", 3: "C3", 4: "C2", 5: "C9"}
+
 
 def box_inertia(m: float, a: float, b: float, c: float) -> list:
     """Inertia tensor of a uniform a x b x c box (edges along x, y, z) about its centre."""
     return [[m * (b * b + c * c) / 12, 0, 0], [0, m * (a * a + c * c) / 12, 0], [0, 0, m * (a * a + b * b) / 12]]
 
 
-#: Deployment mechanism: (body, hinge offset in the inner frame, box centre = mass centre in the
-#: body frame, box edges (x, y, z), mass).  Platform 1.6 m cube-ish, panels 2.0 x 1.2 m.
+#: Deployment mechanism (the suite's illustrative choice, not the paper's data): (body, hinge
+#: offset in the inner frame, box centre = mass centre in the body frame, box edges (x, y, z),
+#: mass).  Platform 1.6 m cube-ish, panels 2.0 x 1.2 m.
 _DEPLOY = [
     (1, (0.0, 0.0, 0.5), (0.0, 0.0, 0.3), (1.6, 1.6, 0.6), 150.0),    # platform on the gimbal
     (2, (0.8, -0.8, 0.3), (1.0, 0.0, 0.0), (2.0, 0.03, 1.2), 20.0),  # inner panel, opens to +x
@@ -64,9 +77,26 @@ class DeploymentSetup:
 
 
 def deployable_example(dof: str = "rot3", gravity=(0, 0, 0), base="fixed") -> TreeSystem:
-    """The paper's 5-body tree T = (0, 1, 1, 1, 2) with ``dof`` = "rot3" (15 DoF), "full6"
-    (30 DoF) or "deploy" (6 DoF, see :func:`deployment_setup`); ``base`` = "fixed" or a
-    RootMotion of the truss B0.
+    """The paper's 5-body tree T = (0, 1, 1, 1, 2) with illustrative bodies and hinges.
+
+    Only the topology vector T is the paper's (its Table 1); the masses, inertias, hinge
+    offsets and the hinge types of ``"deploy"`` are the suite's own illustrative choice (see
+    :data:`ROLES` for the roles the suite gives the bodies).
+
+    Parameters
+    ----------
+    dof : {"rot3", "full6", "deploy"}
+        "rot3": three Euler angles per hinge (15 DoF); "full6": three slides and three angles
+        per hinge (30 DoF); "deploy": the suite's 6-DoF deployment mechanism (a two-axis gimbal
+        and one-axis appendage hinges, see :func:`deployment_setup`).
+    gravity : 3-vector
+        Uniform gravity in the inertial frame (zero in orbit).
+    base : "fixed" or RootMotion
+        The root B0 (the truss) fixed, or moving as prescribed.
+
+    Returns
+    -------
+    TreeSystem
 
     Examples
     --------
@@ -97,7 +127,8 @@ def deployable_example(dof: str = "rot3", gravity=(0, 0, 0), base="fixed") -> Tr
 
 def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(50.0, 8.0, 5.0, 15.0),
                      k_gimbal: float = 400.0, c_gimbal: float = 150.0) -> DeploymentSetup:
-    """Springs, dampers and poses of the ``"deploy"`` example.
+    """Springs, dampers and poses of the ``"deploy"`` example (all the suite's illustrative
+    choice: the 1998 scan holds no deployment data).
 
     Stowed: inner panel, boom and radiator turned +90° against the platform faces, the outer
     panel −180° back onto the inner one; open: all angles 0, which is where the hinge springs
@@ -129,6 +160,37 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(
     boxes.update({j: (c, e) for j, _, c, e, _ in _DEPLOY})
     stowed = np.array([0.0, 0.0, np.pi / 2, np.pi / 2, np.pi / 2, -np.pi])
     return DeploymentSetup(stowed, np.zeros(6), springs, dampers, boxes, tuple(q))
+
+
+def draw_outlines(ax, outlines: dict, colours: dict | None = None, labels: dict | None = None,
+                  lw: float = 1.5) -> list:
+    """Fill the 2-D body outlines of :func:`box_outlines` on a matplotlib axis; return the patches.
+
+    Each body is drawn in ``colours[j]`` (default :data:`COLOURS`) with its edge in the same
+    colour, so that a thin panel seen edge-on is still a visible line in its colour; ``labels``
+    (e.g. :data:`ROLES`) become the patches' legend labels.  The axis keeps equal aspect.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt, numpy as np
+    >>> fig, ax = plt.subplots()
+    >>> patches = draw_outlines(ax, {1: np.array([[0, 0], [1, 0], [1, 1]])}, labels=ROLES)
+    >>> patches[0].get_label()
+    'platform B1'
+    >>> plt.close(fig)
+    """
+    from matplotlib.patches import Polygon
+
+    colours = COLOURS if colours is None else colours
+    out = []
+    for j, poly in sorted(outlines.items()):
+        colour = colours.get(j, "k")
+        label = labels.get(j, f"B{j}") if labels is not None else None
+        out.append(ax.add_patch(Polygon(poly, closed=True, facecolor=colour, edgecolor=colour, lw=lw,
+                                        label=label)))
+    ax.set_aspect("equal")
+    return out
 
 
 def box_outlines(poses, q, boxes: dict, view: str = "xy", t: float = 0.0) -> dict:
