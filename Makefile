@@ -32,8 +32,9 @@ lab: venv
 student: venv
 	$(PY) tools/student.py
 
+# The static site build/html/ from the committed notebooks (export only; math offline).
 html: venv
-	$(PY) tools/reproduce.py --html
+	$(PY) tools/build_site.py
 
 # The Ider panel alone (notebooks/panels/ider_panel.ipynb) in Voilà, on this machine only:
 # open http://127.0.0.1:$(PORT)/ (default 8866; `make panel PORT=9000`); Ctrl-C stops it.
