@@ -59,6 +59,7 @@ NON_IDS = {
     "C0": "a matplotlib colour and box label, opalg.symbolic.__main__",
     "F0": "a generalized-force vector in tests/test_oracle_kane.py",
     "G0": "the root's direction cosine matrix, opalg.symbolic",
+    "K0": "the kinetic energy at the start of a run, notebook 08's work-energy check",
     "H2": "an Euler-angle coordinate of Huang et al., opalg.symbolic",
     "H3": "an Euler-angle coordinate of Huang et al., opalg.symbolic",
     "H13": "an Euler-angle coordinate (hinge 1, angle 3), notebook 09",

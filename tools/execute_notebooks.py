@@ -66,13 +66,3 @@ def execute_all(paths) -> None:
     for p in paths:
         print(f"executing {p}", flush=True)
         execute(pathlib.Path(p))
-
-
-def export_html(paths, outdir: pathlib.Path) -> None:
-    from nbconvert import HTMLExporter
-
-    outdir.mkdir(parents=True, exist_ok=True)
-    exporter = HTMLExporter()
-    for p in paths:
-        body, _ = exporter.from_filename(str(p))
-        (outdir / (pathlib.Path(p).stem + ".html")).write_text(body, encoding="utf-8")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Regenerate everything a reader sees: execute notebooks in place, rebuild figures/.
 
-Usage: ``python tools/reproduce.py [--html] [NOTEBOOK ...]`` (``make reproduce`` /
-``make html``).  Notebooks are executed by :mod:`tools.execute_notebooks` (the
+Usage: ``python tools/reproduce.py [NOTEBOOK ...]`` (``make reproduce``; the static site is
+``make html``, tools/build_site.py, which only exports).  Notebooks are executed by :mod:`tools.execute_notebooks` (the
 project's only writer of committed outputs); figure scripts are the modules listed
 in ``FIGURE_SCRIPTS`` run as ``python -m``.
 """
@@ -20,18 +20,17 @@ FIGURE_SCRIPTS: list[str] = ["opalg.ider", "opalg.symbolic"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--html", action="store_true", help="also export notebooks to static HTML")
     ap.add_argument("notebooks", nargs="*", type=pathlib.Path)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tools"))
-    from execute_notebooks import execute_all, export_html
+    from execute_notebooks import execute_all
 
-    nbs = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    # The lecture notebooks and the dashboards served by `make panel` (notebooks/panels/).
+    nbs = args.notebooks or sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb")
+                                  if ".ipynb_checkpoints" not in p.parts)
     execute_all(nbs)
     for mod in FIGURE_SCRIPTS:
         subprocess.run([sys.executable, "-m", mod], cwd=ROOT, check=True)
-    if args.html:
-        export_html(nbs, ROOT / "build" / "html")
     print(f"reproduce: {len(nbs)} notebook(s), {len(FIGURE_SCRIPTS)} figure script(s)")
     return 0
 

@@ -115,7 +115,7 @@ def _is_remote(url: str) -> bool:
 
 
 def github_slug(text: str) -> str:
-    """The anchor GitHub gives a heading, so ``REFERENCE.md#3-identities``-style links still work.
+    """The anchor GitHub gives a heading, so ``docs/REFERENCE.md#3-identities``-style links still work.
 
     Examples
     --------
