@@ -54,6 +54,35 @@ def png_bytes(fig, dpi: int = DPI) -> bytes:
     return buf.getvalue()
 
 
+def png_dpi(data: bytes) -> float | None:
+    """Horizontal resolution of a PNG from its pHYs chunk (pixels per metre -> per inch).
+
+    None when the PNG carries no pHYs chunk or gives no unit; the suite's tests use it to check
+    the 110-dpi floor of every figure.
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(figsize=(1, 1))
+    >>> round(png_dpi(png_bytes(fig, dpi=120)))
+    120
+    >>> plt.close(fig)
+    """
+    import struct
+
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("png_dpi: the data is not a PNG")
+    pos = 8
+    while pos < len(data):
+        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+        if kind == b"pHYs":
+            ppm_x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
+            return ppm_x * 0.0254 if unit == 1 else None
+        pos += 12 + length
+    return None
+
+
 def show(fig, alt: str, dpi: int = DPI) -> None:
     """Display ``fig`` as a PNG at ``dpi`` with alt text, then close it.
 

@@ -13,9 +13,11 @@ import base64
 import json
 import pathlib
 import re
-import struct
+
 
 import pytest
+
+from opalg.display import png_dpi
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -26,16 +28,6 @@ def _cells(path):
     return json.loads(path.read_text(encoding="utf-8"))["cells"]
 
 
-def _png_dpi(data: bytes) -> float | None:
-    """Horizontal resolution from the pHYs chunk (pixels per metre -> per inch), None if absent."""
-    pos = 8
-    while pos < len(data):
-        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
-        if kind == b"pHYs":
-            ppm_x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
-            return ppm_x * 0.0254 if unit == 1 else None
-        pos += 12 + length
-    return None
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -46,7 +38,7 @@ def test_images_have_alt_text_and_resolution(path):
             if "image/png" in data:
                 alt = out.get("metadata", {}).get("image/png", {}).get("alt", "")
                 assert len(alt) >= 10, f"{path.name}, cell {i}: a PNG without alt text (use opalg.display.show)"
-                dpi = _png_dpi(base64.b64decode("".join(data["image/png"])))
+                dpi = png_dpi(base64.b64decode("".join(data["image/png"])))
                 assert dpi is not None and dpi >= MIN_DPI - 0.5, f"{path.name}, cell {i}: PNG at {dpi} dpi"
             html = "".join(data.get("text/html", ""))
             if "<script" in html and "anim" in html:

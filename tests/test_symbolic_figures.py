@@ -4,11 +4,12 @@ PNGs meet the suite's resolution floor, and the public drawing helper draws ever
 from __future__ import annotations
 
 import pathlib
-import struct
 import subprocess
 import sys
 
 import numpy as np
+
+from opalg.display import png_dpi
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FILES = ["deployment_strip.png", "deployment_angles.png", "deployment_energy.png", "deployment.csv"]
@@ -21,17 +22,6 @@ def _run(outdir: pathlib.Path) -> None:
                    cwd=ROOT, capture_output=True)
 
 
-def _png_dpi(data: bytes) -> float | None:
-    """Horizontal resolution from the PNG's pHYs chunk (pixels per metre -> per inch)."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos = 8
-    while pos < len(data):
-        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
-        if kind == b"pHYs":
-            ppm_x, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
-            return ppm_x * 0.0254 if unit == 1 else None
-        pos += 12 + length
-    return None
 
 
 def test_figure_script_is_deterministic_and_committed_data_current(tmp_path):
@@ -45,7 +35,7 @@ def test_figure_script_is_deterministic_and_committed_data_current(tmp_path):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
         assert (ROOT / "figures" / name).is_file(), f"figures/{name} is missing: run make reproduce"
     for name in PNGS:
-        dpi = _png_dpi((a / name).read_bytes())
+        dpi = png_dpi((a / name).read_bytes())
         assert dpi is not None and dpi >= MIN_DPI - 0.5, f"fresh {name}: {dpi} dpi"
     fresh = np.loadtxt(a / "deployment.csv", delimiter=",", skiprows=1)
     committed = np.loadtxt(ROOT / "figures" / "deployment.csv", delimiter=",", skiprows=1)
@@ -57,7 +47,7 @@ def test_figure_script_is_deterministic_and_committed_data_current(tmp_path):
 def test_committed_figures_meet_the_resolution_floor():
     """The committed PNGs were written at >= 110 dpi (the suite's floor; the script uses 120)."""
     for name in PNGS:
-        dpi = _png_dpi((ROOT / "figures" / name).read_bytes())
+        dpi = png_dpi((ROOT / "figures" / name).read_bytes())
         assert dpi is not None and dpi >= MIN_DPI - 0.5, f"figures/{name}: {dpi} dpi (run make reproduce)"
 
 
