@@ -14,7 +14,6 @@ import json
 import pathlib
 import re
 
-
 import pytest
 
 from opalg.display import png_dpi
