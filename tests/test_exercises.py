@@ -13,6 +13,7 @@ import json
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 from opalg import exercises
@@ -60,6 +61,8 @@ def _wrong_values(ex, right):
         return [chr(ord(right.strip().lower()) + 1) if right.strip().lower() != "z" else "a"]
     if isinstance(right, (int,)) and not isinstance(right, bool):
         return [right + 1, right - 1]
+    if np.ndim(right) > 0:   # an array answer: every entry off by 0.1 % (and 1e-3 absolute)
+        return [np.asarray(right, dtype=float) * (1 + 1e-3) + 1e-3]
     return [float(right) * (1 + 1e-3) + 1e-3]
 
 
@@ -85,7 +88,11 @@ def test_placeholder_is_not_answered(key):
 
     def dots(*args): ...
 
-    for placeholder in (..., stub, dots) if REGISTRY[key].kind == "function" else (...,):
+    def documented(*args):
+        """What the student is to write."""
+        ...
+
+    for placeholder in (..., stub, dots, documented) if REGISTRY[key].kind == "function" else (...,):
         fb = exercises.grade(key, placeholder)
         if placeholder is stub:
             assert fb.correct is False and "NotImplementedError" in fb.message

@@ -27,6 +27,7 @@ dict ``EXERCISES`` of :class:`Exercise`.
 
 from __future__ import annotations
 
+import dis
 import importlib
 import traceback
 from dataclasses import dataclass, field
@@ -70,20 +71,28 @@ class Exercise:
 
 
 def not_answered(answer: Any) -> bool:
-    """True for the placeholders a notebook ships with: ``...``, None, or a function that
-    raises ``NotImplementedError`` (checked by the grader) or whose body is ``...``."""
+    """True for the placeholders a notebook ships with: ``...``, None, or a function that does
+    nothing (``def f(...): ...``, with or without a docstring or comments).  A function that
+    raises ``NotImplementedError`` is reported by the grader instead.
+
+    Examples
+    --------
+    >>> def stub(x):
+    ...     "Return 2 x."
+    ...     ...
+    >>> not_answered(...), not_answered(stub), not_answered(lambda x: 2 * x)
+    (True, True, False)
+    """
     if answer is ... or answer is None:
         return True
     code = getattr(answer, "__code__", None)
-    # `def f(...): ...` compiles to the bytecode of an empty function (the `...` statement is
-    # dropped), the same as `_ellipsis_body`'s: a function that does nothing is not an answer.
-    return code is not None and code.co_code == _ELLIPSIS_BODY
-
-
-def _ellipsis_body() -> None: ...
-
-
-_ELLIPSIS_BODY = _ellipsis_body.__code__.co_code
+    if code is None:
+        return False
+    # An empty body compiles to "return None" whatever the docstring shifts in the constants
+    # (LOAD_CONST None; RETURN_VALUE up to 3.11, RETURN_CONST None from 3.12).
+    ops = [(ins.opname, ins.argval) for ins in dis.get_instructions(code)
+           if ins.opname not in ("RESUME", "NOP", "CACHE")]
+    return ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
 def registry() -> dict[str, Exercise]:
@@ -133,19 +142,19 @@ def grade(key: str, answer: Any) -> Feedback:
     return Feedback(key, False, f"not quite — {detail}")
 
 
-def check(key: str, answer: Any) -> Feedback:
+def check(key: str, answer: Any) -> None:
     """Print the verdict on ``answer`` to exercise ``key`` (the call in a notebook's check cell).
 
-    Returns the :class:`Feedback` too, so a student's own test can use ``.correct``.
+    Returns None, so that ``check(...)`` as the last line of a cell shows the verdict once (a
+    returned object would be displayed a second time, and a trailing ``;`` does not hide it
+    under nbval); :func:`grade` gives the :class:`Feedback` itself, for a student's own tests.
 
     Examples
     --------
-    >>> _ = check("03.1", ...)  # doctest: +ELLIPSIS
+    >>> check("03.1", ...)
     Exercise 03.1: not answered yet — replace the ... with an integer and rerun.
     """
-    fb = grade(key, answer)
-    print(fb)
-    return fb
+    print(grade(key, answer))
 
 
 class _StudentError(Exception):
