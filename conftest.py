@@ -134,18 +134,6 @@ def notebook_run(path: pathlib.Path, timeout: int = 600) -> NotebookRun:
 def _execute(path: pathlib.Path, timeout: int) -> NotebookRun:
     ex = _executor()
     seen: list[int] = []  # indices (into nb.cells) of the cells nbclient started
-    executed = []         # the notebook nbclient mutates in place
-
-    real_client = ex.NotebookClient
-
-    def recording_client(nb, **kwargs):
-        # The executor builds its own client; wrap the constructor (for this call only) to learn
-        # which cell it was running when it raised, and to keep the partly executed notebook.
-        client = real_client(nb, **kwargs)
-        client.on_cell_start = lambda cell, cell_index: seen.append(cell_index)
-        executed.append(nb)
-        return client
-
     try:
         rel = path.relative_to(ROOT / "notebooks")
     except ValueError:
@@ -154,27 +142,26 @@ def _execute(path: pathlib.Path, timeout: int) -> NotebookRun:
         copy_path = pathlib.Path(tmp) / rel
         copy_path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, copy_path)
+        nb = nbformat.read(copy_path, as_version=4)
         start = time.perf_counter()
-        ex.NotebookClient = recording_client
         try:
-            ex.execute(copy_path, timeout=timeout)
+            # The executor's own run (tools/execute_notebooks.run), which `execute` writes back.
+            ex.run(nb, copy_path.parent, timeout,
+                   on_cell_start=lambda cell, cell_index: seen.append(cell_index))
         except Exception as exc:  # CellExecutionError, CellTimeoutError, DeadKernelError, ...
             seconds = time.perf_counter() - start
-            nb = executed[0] if executed else nbformat.read(path, as_version=4)
-            ex.clean(nb)
-            all_cells = nb.cells
+            ex.clean(nb)          # nb holds the cells run so far
             code_index = {i: k for k, i in enumerate(
-                j for j, c in enumerate(all_cells) if c.cell_type == "code")}
+                j for j, c in enumerate(nb.cells) if c.cell_type == "code")}
             code_started = [code_index[i] for i in seen if i in code_index]
             if not code_started:  # the kernel did not start: no cell ran
                 return NotebookRun(path, None, [nbformat.v4.new_code_cell()], 0,
                                    f"{type(exc).__name__}: {exc}", seconds)
             failed_at = code_started[-1]
-            cells = [c for c in all_cells if c.cell_type == "code"][:failed_at + 1]
+            cells = [c for c in nb.cells if c.cell_type == "code"][:failed_at + 1]
             return NotebookRun(path, None, cells, failed_at, f"{type(exc).__name__}: {exc}", seconds)
-        finally:
-            ex.NotebookClient = real_client
         seconds = time.perf_counter() - start
+        nbformat.write(nb, copy_path)   # exactly as tools/execute_notebooks.execute writes it
         data = copy_path.read_bytes()
     nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     return NotebookRun(path, data, [c for c in nb.cells if c.cell_type == "code"], None, None,
