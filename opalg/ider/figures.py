@@ -181,23 +181,22 @@ def frame_indices(n_samples: int, frames: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, n_samples - 1, frames)).astype(int))
 
 
-def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int = 30,
-                  figsize=(4.2, 2.8)):
+def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int = 30):
     """A ``FuncAnimation`` of the arm while its tip follows the path (for :func:`opalg.display.animate`).
 
-    Draws, at ``frames`` evenly spaced samples of ``ctrl.t``: the tip path (dotted), the
-    control-force arm (solid, orange), the conventional arm as a grey ghost when ``conv`` is
-    given (sampled at the same times), the trace of the control-force tip and the time.  The
-    link endpoints are :func:`opalg.ider.joint_points`.
+    The frames are the panel's arm picture (:class:`opalg.ider.panel_plots.ArmFrames`, one
+    drawing whose links, tip trace, ghost and title move): the tip path, the initial
+    configuration, the control-force arm, its tip so far and, given ``conv``, the conventional
+    arm at the same time as a grey ghost, at ``frames`` evenly spaced samples of ``ctrl.t``.
 
     Parameters
     ----------
-    ctrl, conv : IderResult
-        Runs sampled at the same times (``conv`` optional).
+    ctrl : IderResult
+        The run to animate.
+    conv : IderResult, optional
+        The ghost (its sample nearest to each frame's time is drawn).
     frames : int
         Number of frames, 2 … :data:`MAX_FRAMES`.
-    figsize : (float, float)
-        Inches; small, since every frame is embedded in the notebook.
 
     Returns
     -------
@@ -212,42 +211,18 @@ def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int 
     >>> len(list(anim.new_frame_seq()))
     3
     """
-    import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation
 
-    if conv is not None and not np.array_equal(conv.t, ctrl.t):
-        raise ValueError("conv and ctrl must be sampled at the same times")
+    from .panel_plots import ArmFrames
+
     idx = frame_indices(len(ctrl.t), frames)
-    fig, ax = plt.subplots(figsize=figsize)
-    pth = path(np.array([0.0, ctrl.t[-1]]))
-    ax.plot(pth[:, 0], pth[:, 1], ":", color="0.4", lw=1.2, label="tip path")
-    ghost = None
-    if conv is not None:
-        (ghost,) = ax.plot([], [], "-o", color="0.65", lw=2, ms=3, label="conventional")
-    (trace,) = ax.plot([], [], "-", color="C1", lw=0.8, alpha=0.6)
-    (arm_line,) = ax.plot([], [], "-o", color="C1", lw=2.5, ms=4, label="control force")
-    stamp = ax.text(0.02, 0.04, "", transform=ax.transAxes, fontsize=8)
-    # Fixed limits from every drawn point, so the view does not jump from frame to frame.
-    pts = np.vstack([joint_points(r.q[k]) for r in (ctrl, conv) if r is not None for k in idx] + [pth])
-    lo, hi = pts.min(axis=0) - 0.15, pts.max(axis=0) + 0.15
-    ax.set(xlim=(lo[0], hi[0]), ylim=(lo[1], hi[1]), xlabel=r"$x$ (m)", ylabel=r"$y$ (m)")
-    ax.set_aspect("equal")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-    fig.tight_layout()
+    arm = ArmFrames(ctrl, ghost=conv)
 
-    def draw(j):
-        k = idx[j]
-        P = joint_points(ctrl.q[k])
-        arm_line.set_data(P[:, 0], P[:, 1])
-        trace.set_data(ctrl.tip[: k + 1, 0], ctrl.tip[: k + 1, 1])
-        if ghost is not None:
-            G = joint_points(conv.q[k])
-            ghost.set_data(G[:, 0], G[:, 1])
-        stamp.set_text(f"t = {ctrl.t[k]:.2f} s")
-        return (arm_line,)
+    def step(j):
+        arm.update(int(idx[j]))
+        return ()
 
-    return FuncAnimation(fig, draw, frames=len(idx), interval=80, blit=False)
+    return FuncAnimation(arm.fig, step, frames=len(idx), interval=80, blit=False)
 
 
 def write_csv(path_, conv: IderResult, ctrl: IderResult) -> None:
