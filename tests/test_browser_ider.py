@@ -28,16 +28,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser import launch, require_chromium_and_playwright, unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = ROOT / "notebooks" / "panels" / "ider_panel.ipynb"
 NOTEBOOK = Path(os.environ.get("OPALG_BROWSER_NOTEBOOK") or DASHBOARD).resolve()
-CHROMIUM = Path("/usr/bin/chromium")
 VOILA = Path(sys.executable).parent / "voila"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]
-MISSING_CHROMIUM = "Chromium is not installed: sudo apt-get install chromium (Debian)"
 MISSING_EXTRA = "Voilà or Playwright is not installed: pip install -e '.[browser]' (make test does)"
 VIEWPORT = {"width": 1280, "height": 800}   # "above the fold" is judged in this window
 
@@ -53,23 +49,14 @@ PLOT_IMG = ".w-plot img"
 ARM_IMG = ".w-arm"          # the ipywidgets Image is the <img> itself
 
 
-def _unavailable(reason: str):
-    """Skip locally; on CI (CI=true) a missing piece is an error, not a skip."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
-
-
 def _require_tools():
-    if not CHROMIUM.exists():
-        _unavailable(MISSING_CHROMIUM)
+    require_chromium_and_playwright()
     try:
-        import playwright.sync_api  # noqa: F401
         import voila  # noqa: F401
     except ImportError as e:
-        _unavailable(f"{MISSING_EXTRA} ({e})")
+        unavailable(f"{MISSING_EXTRA} ({e})")
     if not VOILA.exists():
-        _unavailable(f"{MISSING_EXTRA} (no voila executable at {VOILA})")
+        unavailable(f"{MISSING_EXTRA} (no voila executable at {VOILA})")
 
 
 def _free_port() -> int:
@@ -138,7 +125,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        b = launch(p)
         try:
             yield b
         finally:

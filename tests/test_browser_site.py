@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import pathlib
 import sys
 import threading
@@ -26,11 +25,9 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from browser import launch, require_chromium_and_playwright
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CHROMIUM = pathlib.Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 PAGE_MS = 180_000   # the largest page (the reference) typesets a few thousand formulas
 
 # Text left in the page outside code, outputs and rendered math: TeX that MathJax did not take.
@@ -48,20 +45,9 @@ LEFTOVER_TEX = r"""() => {
 }"""
 
 
-def _unavailable(reason: str):
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    if not CHROMIUM.exists():
-        _unavailable("Chromium is not installed: sudo apt-get install chromium (Debian)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as e:
-        _unavailable(f"Playwright is not installed: pip install -e '.[browser]' ({e})")
+    require_chromium_and_playwright()
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         from build_site import build_site
@@ -98,7 +84,7 @@ def test_every_page_renders_offline(site):
 
     problems: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = launch(p)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         offsite: list[str] = []
 
