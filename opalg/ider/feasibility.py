@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import StateError
 from .geometry import reach_measure
 
 __all__ = ["FeasibilitySeries", "kappa_series", "display_limits"]
@@ -103,6 +104,12 @@ def display_limits(t, y, t_stop: float | None = None, tail: float = 0.02,
     -------
     (lo, hi) : tuple of float, lo < hi.
 
+    Raises
+    ------
+    ValueError
+        (:class:`opalg.StateError`) t not 1-D, y without one row per sample, tail or pad
+        outside [0, 1).
+
     Examples
     --------
     >>> from opalg.ider import display_limits
@@ -112,9 +119,14 @@ def display_limits(t, y, t_stop: float | None = None, tail: float = 0.02,
     (1.0, 1000.0)
     """
     t = np.asarray(t, dtype=float)
-    y = np.asarray(y, dtype=float).reshape(len(t), -1)
+    y = np.asarray(y, dtype=float)
+    if t.ndim != 1:
+        raise StateError(f"display_limits: t must be 1-D (one time per sample), got shape {t.shape}")
+    if y.ndim not in (1, 2) or y.shape[0] != len(t):
+        raise StateError(f"display_limits: y must have one row per sample of t ({len(t)}), got shape {y.shape}")
+    y = y.reshape(len(t), -1)
     if not (0 <= tail < 1 and 0 <= pad < 1):
-        raise ValueError(f"tail and pad must be in [0, 1), got tail={tail!r}, pad={pad!r}")
+        raise StateError(f"display_limits: tail and pad must be in [0, 1), got tail={tail!r}, pad={pad!r}")
     keep = np.ones(len(t), dtype=bool)
     if t_stop is not None and len(t) > 2:
         keep = t < t[0] + (1.0 - tail) * (float(t_stop) - t[0])
