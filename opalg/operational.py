@@ -101,7 +101,26 @@ def lambda_inv(model: Model, q, frames) -> np.ndarray:
     """
     specs = [_frame_X(model, f) for f in frames]
     art = articulated(model, q, body_kinematics(model, q, validate=False))
-    Y = upsilon(model, q, art)
+    return omega_frames(model, art, specs)
+
+
+def omega_frames(model: Model, art, specs) -> np.ndarray:
+    r"""ℬ*Ωℬ of frames given as ``(body, ^eX_body)`` pairs, from a Riccati factorization ``art``.
+
+    The F3/F5 block formula of :func:`lambda_inv` on an existing :class:`opalg.Articulated`,
+    so that a caller that already factored the tree (closed-chain forward dynamics, H5)
+    does not factor it again.  Returns (..., 6m, 6m), each frame in its own coordinates.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(5, "tree", seed=1); q = np.zeros(m.ndof)
+    >>> Xe = np.eye(6)
+    >>> L = opalg.operational.omega_frames(m, opalg.articulated(m, q), [(4, Xe)])
+    >>> bool(np.allclose(L, opalg.lambda_inv(m, q, [(4, [0.0, 0, 0])])))
+    True
+    """
+    Y = upsilon(model, None, art)
     kin = art.kin
     psi_up = {k: bk.mT(kin.Xup[k]) @ art.tau_bar[k] for k in range(model.n)}
 
@@ -123,7 +142,7 @@ def lambda_inv(model: Model, q, frames) -> np.ndarray:
         return out
 
     m = len(specs)
-    out = bk.zeros(kin.batch + (6 * m, 6 * m), q, *art.P)
+    out = bk.zeros(kin.batch + (6 * m, 6 * m), *art.P)
     for r, (kr, Xr) in enumerate(specs):
         anc_r = ancestors(kr)
         for s, (ks, Xs) in enumerate(specs):
