@@ -21,6 +21,6 @@ __all__ = ["Assembly", "ClosedSystem", "ForwardResult", "LoopClosure", "RankDefi
 def __getattr__(name: str):
     # The integrator (scipy.integrate) is loaded on first use only.
     if name in ("simulate", "Simulation"):
-        from . import simulate as _sim
-        return getattr(_sim, name)
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.simulation"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
