@@ -112,20 +112,27 @@ def random_closed_system(n: int, n_loops: int, seed: int, kinds: Sequence[str] =
     --------
     >>> import numpy as np
     >>> from opalg.closed import random_closed_system
-    >>> sys, q = random_closed_system(8, 2, seed=0)
+    >>> sys, q = random_closed_system(8, 2, seed=4)
     >>> bool(np.abs(sys.constraint_error(q)).max() < 1e-10)
     True
     """
+    bad = [k for k in kinds if k not in ("weld", "ball", "revolute")]
+    if bad or not kinds or not where:
+        raise StateError(f"random_closed_system: kinds must be non-empty, from 'weld', 'ball', 'revolute' "
+                         f"(got {list(kinds)!r}), and where non-empty (got {list(where)!r})")
     model = random_model(n, topology, seed=seed, joints=joints)
     rng = np.random.default_rng(10_000 + int(seed))
+    why = "G_c never had full row rank with N > m"
     for _ in range(200):
         q = rng.uniform(-1.0, 1.0, size=model.ndof)
         R, p = body_poses(model, q)
         closures = []
         for i in range(n_loops):
             kind, wh = kinds[i % len(kinds)], where[i % len(where)]
-            pair = _pick_pair(model, rng, wh, {"weld": 6, "ball": 3, "revolute": 5}[kind])
+            pair = _pick_pair(model, rng, wh, c_rows(kind))
             if pair is None:
+                why = (f"no pair of bodies for loop {i} ({kind}, {wh!r}) has >= "
+                       f"{c_rows(kind)} dofs on its loop path")
                 break
             k1, k2 = pair
             R1, p1 = random_rotation(rng), rng.uniform(-0.3, 0.3, 3)
@@ -149,7 +156,13 @@ def random_closed_system(n: int, n_loops: int, seed: int, kinds: Sequence[str] =
         sv = np.linalg.svd(sys.jacobian(q), compute_uv=False)
         if sys.m < model.ndof and sv[-1] > 1e-3 * sv[0]:
             return sys, q
-    raise StateError(f"random_closed_system: no admissible draw for n={n}, n_loops={n_loops}, seed={seed}")
+    raise StateError(f"random_closed_system: no admissible draw for n={n}, n_loops={n_loops}, seed={seed}: "
+                     f"{why}; try another seed or more bodies")
+
+
+def c_rows(kind: str) -> int:
+    """Rows of a closure kind."""
+    return {"weld": 6, "ball": 3, "revolute": 5}[kind]
 
 
 def _path_dofs(model: Model, k1: int, k2: int) -> int:

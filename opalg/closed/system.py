@@ -143,7 +143,7 @@ class ClosedSystem:
         >>> from opalg.closed import four_bar
         >>> sys, q = four_bar()
         >>> sys.jacobian(q).shape
-        (5, 3)
+        (2, 3)
         """
         def run():
             _, _, kin, fr = self._kin(q)
@@ -163,7 +163,7 @@ class ClosedSystem:
         >>> sys, q = four_bar()
         >>> qd = np.linalg.svd(sys.jacobian(q))[2][-1]       # a velocity that keeps the loop closed
         >>> sys.drift(q, qd).shape
-        (5,)
+        (2,)
         """
         def run():
             _, _, kin, fr = self._kin(q, qd)
@@ -253,7 +253,7 @@ class ClosedSystem:
         >>> sys, q = four_bar()
         >>> res = sys.forward(np.stack([q, q]), np.zeros(3), np.ones(3))   # batched over states
         >>> res.qdd.shape, res.lam.shape, res.rank.tolist()
-        ((2, 3), (2, 5), [5, 5])
+        ((2, 3), (2, 2), [2, 2])
         """
         stab = _check_baumgarte(baumgarte)
         qdd, lam, rank = _forward(self.model, q, qd, tau, f_ext=f_ext, system=self, stab=stab)
@@ -290,7 +290,7 @@ class ClosedSystem:
         >>> sys, q = four_bar()
         >>> qdd, lam = sys.kkt(q, np.zeros(3), np.zeros(3))
         >>> qdd.shape, lam.shape
-        ((3,), (5,))
+        ((3,), (2,))
         """
         qq, qqd, kin, fr = self._kin(q, qd)
         tau = check_state(self.model, tau, "tau")
