@@ -82,12 +82,12 @@ def test_jacobian_matches_frame_jacobians():
     from opalg.spatial import motion_transform
     G = []
     for c in sys.closures:
-        J1 = opalg.frame_jacobian(sys.model, q, (c.body1, c.R1, c.p1))
-        J2 = opalg.frame_jacobian(sys.model, q, (c.body2, c.R2, c.p2))
+        Ja = opalg.frame_jacobian(sys.model, q, (c.body1, c.R1, c.p1))
+        Jb = opalg.frame_jacobian(sys.model, q, (c.body2, c.R2, c.p2))
         Rw1, pw1 = R[c.body1] @ c.R1, R[c.body1] @ c.p1 + p[c.body1]
         Rw2, pw2 = R[c.body2] @ c.R2, R[c.body2] @ c.p2 + p[c.body2]
         X12 = motion_transform(Rw1.T @ Rw2, Rw2.T @ (pw1 - pw2))     # ^{e1}X_{e2}
-        G.append(c.Pi @ (J1 - X12 @ J2))
+        G.append(c.Pi @ (Ja - X12 @ Jb))
     assert_close(sys.jacobian(q), np.concatenate(G), 1e-13, "G_c vs frame_jacobian route")
 
 

@@ -176,20 +176,20 @@ class LoopClosure:
                 raise StateError(f"{label}: {which} is on body {b}, but the model has bodies "
                                  f"0..{model.n - 1} (and -1, the ground, for frame2)")
 
-    def error(self, E1, r1, E2, r2) -> np.ndarray:
+    def error(self, Ea, ra, Eb, rb) -> np.ndarray:
         r"""Position error of the closure from the frames' poses (rows of Π_c).
 
-        ``E_i`` = ^{e_i}R_0 and ``r_i`` = the origin of e_i in world coordinates.  The full
+        ``Ea``, ``Eb`` = ^{e1}R_0, ^{e2}R_0 and ``ra``, ``rb`` = the origins of e1, e2 in world coordinates.  The full
         6-vector is e = [log(R₂ᵀR₁)^∨ ; R₁ᵀ(p₁ − p₂)] (the pose of e1 relative to e2), whose
         derivative on the closed manifold is V_rel; a revolute closure replaces the angular
         part with b_j·((R₁ᵀR₂ a) × a), j = 1, 2, zero for any rotation about a.
         """
-        lin = bk.mv(E1, r1 - r2)
+        lin = bk.mv(Ea, ra - rb)
         if self.kind == "revolute":
-            R12a = bk.mv(E1 @ bk.mT(E2), np.broadcast_to(self.axis, lin.shape))
+            R12a = bk.mv(Ea @ bk.mT(Eb), np.broadcast_to(self.axis, lin.shape))
             ang = np.cross(R12a, self.axis) @ self.Pi[:2, :3].T
             return np.concatenate([ang, lin], -1)
-        full = np.concatenate([rotation_log(E2 @ bk.mT(E1)), lin], -1)
+        full = np.concatenate([rotation_log(Eb @ bk.mT(Ea)), lin], -1)
         return full @ self.Pi.T
 
     def __repr__(self) -> str:
