@@ -18,7 +18,6 @@ cond · (backward error); the backward error of both routes is a few hundred ε 
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest

@@ -11,6 +11,7 @@ from ..errors import StateError
 from ..innovations import innovations_passes
 from ..kinematics import check_state
 from ..riccati import articulated
+from . import geometry as geo
 from .system import solve_compliance
 
 
@@ -103,7 +104,6 @@ def project(system, q, qd, metric: str = "mass") -> np.ndarray:
     if metric not in ("mass", "euclidean"):
         raise StateError(f"project: metric must be 'mass' or 'euclidean', got {metric!r}")
     qq, qqd, kin, fr = system._kin(q, qd)
-    from . import geometry as geo
     G = geo.constraint_jacobian(system.model, kin, system.closures, fr)
     if metric == "euclidean":
         Gp = np.linalg.pinv(G, rcond=system.rcond)

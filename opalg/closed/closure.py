@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import _backend as bk
-from ..errors import ModelError, StateError
+from ..errors import StateError
 from ..model import Model, is_rotation
 from ..spatial import motion_transform
 

@@ -10,6 +10,7 @@ from ..builders import planar_arm, random_model, random_rotation
 from ..errors import StateError
 from ..kinematics import body_poses
 from ..model import Inertia, Joint, Model
+from ..spatial import rotation_about
 from .closure import LoopClosure
 from .system import ClosedSystem
 
@@ -141,7 +142,6 @@ def random_closed_system(n: int, n_loops: int, seed: int, kinds: Sequence[str] =
             if kind == "revolute":
                 axis = rng.normal(size=3)
                 axis /= np.linalg.norm(axis)
-                from ..spatial import rotation_about
                 Rw2 = Rw @ rotation_about(axis, rng.uniform(-np.pi, np.pi))
             else:
                 Rw2 = Rw if kind == "weld" else random_rotation(rng)
