@@ -339,3 +339,42 @@ def test_closed_system_rejects_bad_input():
         sys.jacobian(np.zeros(4))
     with pytest.raises(StateError, match="metric"):
         sys.project(q, np.zeros(3), metric="kinetic")
+
+
+@pytest.mark.parametrize("seed", [4, 8])
+def test_spatial_loop_acceleration_does_not_depend_on_the_cut(seed):
+    """A 3-D loop closed by a revolute closure between link L (frame e1) and body B (frame e2),
+    and the same mechanism as another spanning tree: the revolute joint becomes a tree joint of a
+    new body L_b hanging from B, L's mass is shared between L and L_b, and the loop is cut instead
+    by a weld between L and L_b.  θ̈ of every coordinate of the first tree agrees."""
+    from opalg.closed.closure import rotation_log
+    from opalg.model import Inertia, Joint, Model
+    sys1, q1 = random_closed_system(10, 1, seed, kinds=("revolute",), where=("across",))
+    m1, c = sys1.model, sys1.closures[0]
+    L, B = c.body1, c.body2
+    inL = m1.inertias[L]
+    half = Inertia(0.5 * inL.mass, inL.com, 0.5 * np.asarray(inL.I_com))
+    # L_b's frame is e1: its half of L in e1 coordinates.
+    half_b = Inertia(0.5 * inL.mass, c.R1.T @ (np.asarray(inL.com) - c.p1), 0.5 * c.R1.T @ inL.I_com @ c.R1)
+    inertias = list(m1.inertias)
+    inertias[L] = half
+    m2 = Model(list(m1.parents) + [B], list(m1.joints) + [Joint("R", c.axis, name="cut_joint")],
+               list(m1.placements) + [(c.R2, c.p2)], inertias + [half_b], m1.gravity)
+    weld = LoopClosure((L, c.R1, c.p1), (m1.n, np.eye(3), np.zeros(3)), kind="weld")
+    sys2 = ClosedSystem(m2, [weld])
+    # Joint angle at which L_b's frame (e2 turned about a) coincides with e1.
+    R, p = opalg.body_poses(m1, q1)
+    R21 = (R[B] @ c.R2).T @ (R[L] @ c.R1)
+    theta = float(rotation_log(R21) @ c.axis)
+    q2 = np.append(q1, theta)
+    assert np.abs(sys2.constraint_error(q2)).max() < 1e-10
+    rng = np.random.default_rng(seed)
+    qd1 = sys1.project(q1, rng.normal(size=q1.size))
+    G2 = sys2.jacobian(q2)
+    x = np.linalg.lstsq(G2[:, -1:], -G2[:, :-1] @ qd1, rcond=None)[0]   # the cut joint's rate
+    qd2 = np.append(qd1, x)
+    assert np.abs(G2 @ qd2).max() < 1e-10 * np.abs(qd1).max()
+    tau = rng.normal(size=q1.size)
+    a1 = sys1.forward(q1, qd1, tau).qdd
+    a2 = sys2.forward(q2, qd2, np.append(tau, 0.0)).qdd
+    assert_close(a2[:-1], a1, 1e-13 * dense_kkt_cond(sys2, q2)[1], "θ̈, revolute cut vs weld cut")
