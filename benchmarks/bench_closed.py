@@ -5,7 +5,8 @@
     joints="revolute")`` (a random tree, one weld between two branches).  10,000 random states
     near its closed configuration (q* + 0.1 N(0, 1), q̇, τ ~ N(0, 1), seed 0) as one batch:
     µs per state of ``ClosedSystem.forward`` (batched), of ``ClosedSystem.kkt`` (batched LU),
-    and of ``kkt`` looped over 200 single states.
+    of ``kkt`` looped over 200 single states, and of Pinocchio's ``constraintDynamics`` (the weld
+    as a CONTACT_6D, μ = 0) looped over 2,000 states if Pinocchio is installed (target ≤ 3).
 (b) Scaling: revolute chains n = 8, 16, 32, 64 with two ball closures (one to ground, one
     within the branch), 2,000 states: µs per state and time(64)/time(8) (target ≤ 10; 8 = linear).
 (c) Accuracy on long chains (n = 16, 32, 64, one weld to ground, closed configuration): the
@@ -59,6 +60,40 @@ def part_a(k=10_000):
     print(f"(a) N = {sys_.model.ndof}, m = {sys_.m}, {k} states: forward {tf * 1e6:.1f} µs/state, "
           f"kkt batched {tk * 1e6:.1f} µs/state, kkt looped {tl * 1e6:.1f} µs/state; "
           f"max rel. diff forward vs kkt (100 states) {err:.1e}")
+    tp = pinocchio_time(sys_, qs[:2000], qd[:2000], tau[:2000])
+    if tp is not None:
+        print(f"(a) Pinocchio constraintDynamics looped: {tp * 1e6:.1f} µs/state; "
+              f"forward/Pinocchio = {tf / tp:.2f} (target ≤ 3){'' if tf / tp <= 3 else '  MISSED'}")
+
+
+def pinocchio_time(sys_, qs, qd, tau):
+    """Per-state time of Pinocchio's constraintDynamics (weld = CONTACT_6D) looped, or None."""
+    try:
+        import pinocchio as pin
+        from opalg.pinocchio_bridge import build_pinocchio
+    except ImportError:
+        print("(a) Pinocchio not installed: no comparison")
+        return None
+    m = sys_.model
+    tw = build_pinocchio(m)
+    jid = lambda k: tw.model.getJointId(m.joint_names[k] if m.joint_sizes[k] == 1   # noqa: E731
+                                        else f"{m.joint_names[k]}_{m.joint_sizes[k] - 1}")
+    cms, cds = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    for c in sys_.closures:
+        cms.append(pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, tw.model, jid(c.body1), pin.SE3(c.R1, c.p1),
+                                            0 if c.ground else jid(c.body2), pin.SE3(c.R2, c.p2),
+                                            pin.ReferenceFrame.LOCAL))
+        cds.append(cms[-1].createData())
+    pin.initConstraintDynamics(tw.model, tw.data, cms, cds)
+    prox = pin.ProximalSettings(1e-12, 0.0, 1)
+    Q = [tw.q(x) for x in qs]
+    V = [tw.v(x) for x in qd]
+    T = [tw.v(x) for x in tau]
+
+    def run():
+        for i in range(len(Q)):
+            pin.constraintDynamics(tw.model, tw.data, Q[i], V[i], T[i], cms, cds, prox)
+    return best_time(run) / len(Q)
 
 
 def chain_system(n, kinds, where, seed):

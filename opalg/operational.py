@@ -12,7 +12,6 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import StateError
-from .innovations import upsilon
 from .kinematics import body_kinematics, chunked
 from .model import Model, is_rotation
 from .riccati import articulated
@@ -120,9 +119,25 @@ def omega_frames(model: Model, art, specs) -> np.ndarray:
     >>> bool(np.allclose(L, opalg.lambda_inv(m, q, [(4, [0.0, 0, 0])])))
     True
     """
-    Y = upsilon(model, None, art)
     kin = art.kin
-    psi_up = {k: bk.mT(kin.Xup[k]) @ art.tau_bar[k] for k in range(model.n)}
+    # Only the frames' bodies and their ancestors enter: Υ (F2) and ψ(℘k, k) are formed for
+    # those alone (closed-chain dynamics calls this for a few frames of a large tree).
+    need = set()
+    for k, _ in specs:
+        while k != -1 and k not in need:
+            need.add(k)
+            k = model.parents[k]
+    Y, psi_up = {}, {}
+    for k in model.order:
+        if k not in need:
+            continue
+        Dinv, G = art._blocks[k] if "_blocks" in art.__dict__ else art._unit_solve(k)
+        S = art.S[k]
+        psi_up[k] = bk.mT(kin.Xup[k]) @ (bk.eye(6, G) - bk.mm(G, bk.mT(S)))    # ψ(℘k, k) = φ τ̄
+        Y[k] = S @ Dinv @ bk.mT(S)
+        p = model.parents[k]
+        if p != -1:
+            Y[k] = Y[k] + bk.mT(psi_up[k]) @ Y[p] @ psi_up[k]
 
     def path_to(c, k):
         """ψ(c, k) as a product of ψ(℘,·) blocks (E4d), or None if c is not ⪰ k."""
