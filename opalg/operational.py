@@ -139,22 +139,36 @@ def omega_frames(model: Model, art, specs) -> np.ndarray:
         if p != -1:
             Y[k] = Y[k] + bk.mT(psi_up[k]) @ Y[p] @ psi_up[k]
 
-    def path_to(c, k):
-        """ψ(c, k) as a product of ψ(℘,·) blocks (E4d), or None if c is not ⪰ k."""
-        P = None
-        while k != c:
-            if k == -1:
-                return None
-            P = psi_up[k] if P is None else psi_up[k] @ P
-            k = model.parents[k]
-        return bk.eye(6, *art.P) + bk.zeros(kin.batch + (6, 6), *art.P) if P is None else P
-
     def ancestors(k):
         out = []
         while k != -1:
             out.append(k)
             k = model.parents[k]
         return out
+
+    # Per frame r, the rows Xr ψ*(c, k_r) for every ancestor c of k_r (E4d path products),
+    # built once walking up: O(m·depth) products instead of one walk per pair of frames.
+    rows = []
+    for kr, Xr in specs:
+        acc, W = {}, Xr + bk.zeros(kin.batch + (6, 6), *art.P)
+        for a in ancestors(kr):
+            acc[a] = W
+            W = W @ bk.mT(psi_up[a])
+        rows.append(acc)
+    m = len(specs)
+    out = bk.zeros(kin.batch + (6 * m, 6 * m), *art.P)
+    for r, (kr, _) in enumerate(specs):
+        anc_r = ancestors(kr)
+        for s in range(r, m):
+            common = [a for a in ancestors(specs[s][0]) if a in anc_r]
+            if not common:
+                continue
+            c = common[0]           # the nearest common ancestor k_r ∧ k_s (F3)
+            blk = rows[r][c] @ Y[c] @ bk.mT(rows[s][c])
+            out[..., 6 * r:6 * r + 6, 6 * s:6 * s + 6] = blk
+            if s != r:
+                out[..., 6 * s:6 * s + 6, 6 * r:6 * r + 6] = bk.mT(blk)
+    return out
 
     m = len(specs)
     out = bk.zeros(kin.batch + (6 * m, 6 * m), *art.P)
