@@ -12,7 +12,6 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import StateError
-from .innovations import upsilon
 from .kinematics import body_kinematics, chunked
 from .model import Model, is_rotation
 from .riccati import articulated
@@ -101,19 +100,44 @@ def lambda_inv(model: Model, q, frames) -> np.ndarray:
     """
     specs = [_frame_X(model, f) for f in frames]
     art = articulated(model, q, body_kinematics(model, q, validate=False))
-    Y = upsilon(model, q, art)
-    kin = art.kin
-    psi_up = {k: bk.mT(kin.Xup[k]) @ art.tau_bar[k] for k in range(model.n)}
+    return omega_frames(model, art, specs)
 
-    def path_to(c, k):
-        """ψ(c, k) as a product of ψ(℘,·) blocks (E4d), or None if c is not ⪰ k."""
-        P = None
-        while k != c:
-            if k == -1:
-                return None
-            P = psi_up[k] if P is None else psi_up[k] @ P
+
+def omega_frames(model: Model, art, specs) -> np.ndarray:
+    r"""ℬ*Ωℬ of frames given as ``(body, ^eX_body)`` pairs, from a Riccati factorization ``art``.
+
+    The F3/F5 block formula of :func:`lambda_inv` on an existing :class:`opalg.Articulated`,
+    so that a caller that already factored the tree (closed-chain forward dynamics, H5)
+    does not factor it again.  Returns (..., 6m, 6m), each frame in its own coordinates.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(5, "tree", seed=1); q = np.zeros(m.ndof)
+    >>> Xe = np.eye(6)
+    >>> L = opalg.operational.omega_frames(m, opalg.articulated(m, q), [(4, Xe)])
+    >>> bool(np.allclose(L, opalg.lambda_inv(m, q, [(4, [0.0, 0, 0])])))
+    True
+    """
+    kin = art.kin
+    # Only the frames' bodies and their ancestors enter: Υ (F2) and ψ(℘k, k) are formed for
+    # those alone (closed-chain dynamics calls this for a few frames of a large tree).
+    need = set()
+    for k, _ in specs:
+        while k != -1 and k not in need:
+            need.add(k)
             k = model.parents[k]
-        return bk.eye(6, *art.P) + bk.zeros(kin.batch + (6, 6), *art.P) if P is None else P
+    Y, psi_up = {}, {}
+    for k in model.order:
+        if k not in need:
+            continue
+        Dinv, G = art._blocks[k] if "_blocks" in art.__dict__ else art._unit_solve(k)
+        S = art.S[k]
+        psi_up[k] = bk.mT(kin.Xup[k]) @ (bk.eye(6, G) - bk.mm(G, bk.mT(S)))    # ψ(℘k, k) = φ τ̄
+        Y[k] = S @ Dinv @ bk.mT(S)
+        p = model.parents[k]
+        if p != -1:
+            Y[k] = Y[k] + bk.mT(psi_up[k]) @ Y[p] @ psi_up[k]
 
     def ancestors(k):
         out = []
@@ -122,8 +146,32 @@ def lambda_inv(model: Model, q, frames) -> np.ndarray:
             k = model.parents[k]
         return out
 
+    # Per frame r, the rows Xr ψ*(c, k_r) for every ancestor c of k_r (E4d path products),
+    # built once walking up: O(m·depth) products instead of one walk per pair of frames.
+    rows = []
+    for kr, Xr in specs:
+        acc, W = {}, Xr + bk.zeros(kin.batch + (6, 6), *art.P)
+        for a in ancestors(kr):
+            acc[a] = W
+            W = W @ bk.mT(psi_up[a])
+        rows.append(acc)
     m = len(specs)
-    out = bk.zeros(kin.batch + (6 * m, 6 * m), q, *art.P)
+    out = bk.zeros(kin.batch + (6 * m, 6 * m), *art.P)
+    for r, (kr, _) in enumerate(specs):
+        anc_r = ancestors(kr)
+        for s in range(r, m):
+            common = [a for a in ancestors(specs[s][0]) if a in anc_r]
+            if not common:
+                continue
+            c = common[0]           # the nearest common ancestor k_r ∧ k_s (F3)
+            blk = rows[r][c] @ Y[c] @ bk.mT(rows[s][c])
+            out[..., 6 * r:6 * r + 6, 6 * s:6 * s + 6] = blk
+            if s != r:
+                out[..., 6 * s:6 * s + 6, 6 * r:6 * r + 6] = bk.mT(blk)
+    return out
+
+    m = len(specs)
+    out = bk.zeros(kin.batch + (6 * m, 6 * m), *art.P)
     for r, (kr, Xr) in enumerate(specs):
         anc_r = ancestors(kr)
         for s, (ks, Xs) in enumerate(specs):

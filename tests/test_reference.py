@@ -60,8 +60,6 @@ NON_IDS = {
     "F0": "a generalized-force vector in tests/test_oracle_kane.py",
     "G0": "the root's direction cosine matrix, opalg.symbolic",
     "K0": "the kinetic energy at the start of a run, notebook 08's work-energy check",
-    "H2": "an Euler-angle coordinate of Huang et al., opalg.symbolic",
-    "H3": "an Euler-angle coordinate of Huang et al., opalg.symbolic",
     "H13": "an Euler-angle coordinate (hinge 1, angle 3), notebook 09",
     "I6": "the 6n x 6n identity matrix, tests/helpers.py and notebook 05",
 }
@@ -75,7 +73,7 @@ REQUIRED = (
     + ["E2a", "E2b", "E2c", "E2d", "E4d", "E5b", "E7b", "E7c", "E9c", "E9d",
        "E10a", "E10b", "E10c", "E10d"]
     + [f"F{i}" for i in range(1, 7)] + ["F4a", "F4b", "F4t"]
-    + ["G1", "G2", "H1", "I0", "I1", "I2", "I3", "I4", "J1", "J2", "J3", "J4", "K1", "K2"]
+    + ["G1", "G2", "H1", "H2", "H3", "H4", "H5", "H6", "I0", "I1", "I2", "I3", "I4", "J1", "J2", "J3", "J4", "K1", "K2"]
 )
 #: Entries of the second half: documented, but not implemented in opalg yet.
 PLANNED = ["H1", "I0", "I1", "I2", "I3", "I4", "J1", "J2", "J3", "J4"]
