@@ -206,15 +206,15 @@ def panda_urdf_path() -> str:
     return str(hits[0])
 
 
-def two_pandas(distance: float = 1.0, box=(0.3, 0.2, 0.2), box_mass: float = 2.0,
-               box_height: float = 0.45, tcp: float = 0.1034) -> SimpleNamespace:
-    r"""Two Franka Panda arms (7 dof, fingers locked) facing each other, holding a box.
+def two_pandas(distance: float = 1.1, box=(0.5, 0.2, 0.2), box_mass: float = 2.0,
+               box_height: float = 0.35, grip: float = 0.15, tcp: float = 0.1034) -> SimpleNamespace:
+    r"""Two Franka Panda arms (7 dof, fingers locked) facing each other, holding a box from above.
 
     Arm 1 stands at x = ``distance``, turned by π about z.  Each grasp frame is the
-    panda_hand frame moved ``tcp`` along its z axis (between the fingers); its z axis points
-    into the box through the centre of a side face.  The closed configuration (box centre
-    at (distance/2, 0, box_height), level) comes from Newton least-squares IK on each arm's
-    grasp error.
+    panda_hand frame moved ``tcp`` along its z axis (between the fingers), pointing down onto
+    the box's top face at x = ∓``grip`` from its centre, the hand's x axis along the box's ±x.
+    The closed configuration (box centre at (distance/2, 0, box_height), level) comes from
+    Newton least-squares IK on each arm's grasp error, started from the Panda's "ready" pose.
 
     Returns
     -------
@@ -233,14 +233,14 @@ def two_pandas(distance: float = 1.0, box=(0.3, 0.2, 0.2), box_mass: float = 2.0
     arms = [base, placed(base, rotation_about([0, 0, 1.0], np.pi), [distance, 0, 0])]
     body, R_h, p_h = base.link_frames["panda_hand"]
     p_e = np.asarray(p_h, float) + np.asarray(R_h, float) @ [0, 0, tcp]
-    w = box[0] / 2
-    Ry = rotation_about([0, 1.0, 0], np.pi / 2)          # e's z axis along the object's +x
-    grasps = [Grasp(body, R_h, p_e, R_oe=Ry, p_oe=[-w, 0, 0]),
-              Grasp(body, R_h, p_e, R_oe=rotation_about([0, 0, 1.0], np.pi) @ Ry, p_oe=[w, 0, 0])]
+    down = rotation_about([1.0, 0, 0], np.pi)             # e's z axis along the object's −z
+    top = box[2] / 2
+    grasps = [Grasp(body, R_h, p_e, R_oe=down, p_oe=[-grip, 0, top]),
+              Grasp(body, R_h, p_e, R_oe=rotation_about([0, 0, 1.0], np.pi) @ down, p_oe=[grip, 0, top])]
     system = MultiArm(arms, grasps, box_inertia(box_mass, box))
     X_o0 = X_world(np.eye(3), [distance / 2, 0, box_height])
-    guess = np.array([0.0, 0.3, 0.0, -2.0, 0.0, 2.3, 0.8])
-    qs = [solve_frame_pose(arm, g.frame, X, guess, what=f"Panda {r}")
+    ready = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+    qs = [solve_frame_pose(arm, g.frame, X, ready, what=f"Panda {r}")
           for r, (arm, g, X) in enumerate(zip(arms, grasps, _grasp_targets(system, X_o0)))]
     return SimpleNamespace(system=system, arms=arms, qs=qs, X_o0=X_o0)
 

@@ -180,11 +180,11 @@ def frame_drift(model: Model, q, qd, frame) -> np.ndarray:
 
 
 def solve_frame_pose(model: Model, frame, X_e0_target: np.ndarray, q0, rows=None,
-                     tol: float = 1e-13, max_iter: int = 50, what: str = "arm") -> np.ndarray:
+                     tol: float = 1e-13, max_iter: int = 100, what: str = "arm") -> np.ndarray:
     r"""Joint coordinates that put a body-fixed frame e at a target pose (Newton, least squares).
 
-    Each step solves J δq = ε in the least-squares sense (minimum norm for redundant arms),
-    with ε the pose error of C8's frame e (rotation vector and origin offset, in e
+    Each step solves J δq = ε in the least-squares sense (a redundant arm also moves toward
+    ``q0`` in the null space of J; the step length is capped at 0.5), with ε the pose error of C8's frame e (rotation vector and origin offset, in e
     coordinates) and J = :func:`opalg.frame_jacobian`; ``rows`` restricts ε and J to the
     selected components (planar arms).  ``X_e0_target`` is the target ᵉX_0.
 
@@ -207,7 +207,8 @@ def solve_frame_pose(model: Model, frame, X_e0_target: np.ndarray, q0, rows=None
     True
     """
     body, X_ek = _frame_X(model, frame)
-    q = np.array(q0, dtype=float)
+    q0 = np.array(q0, dtype=float)
+    q = q0.copy()
     sel = slice(None) if rows is None else list(rows)
     scale = 1.0 + np.linalg.norm(pose_of(X_e0_target)[1])
     err = np.inf
@@ -218,6 +219,10 @@ def solve_frame_pose(model: Model, frame, X_e0_target: np.ndarray, q0, rows=None
         if err <= tol * scale:
             return q
         J = frame_jacobian(model, q, frame)[sel]
-        q = q + np.linalg.lstsq(J, eps, rcond=None)[0]
+        Jp = np.linalg.pinv(J, rcond=1e-10)
+        # the pose correction, plus a pull toward q0 in J's null space (a redundant arm stays
+        # near its initial guess); steps are capped so that a far guess cannot fling q around
+        dq = Jp @ eps + 0.5 * (np.eye(q.size) - Jp @ J) @ (q0 - q)
+        q = q + dq * min(1.0, 0.5 / max(float(np.linalg.norm(dq)), 1e-300))
     raise StateError(f"{what}: inverse kinematics of the grasp frame on body {body} did not converge "
                      f"(pose error {err:.3g} after {max_iter} Newton steps); try another initial guess")

@@ -43,7 +43,8 @@ def kkt_solve(system, qs, qds, taus, f_o=None, gravity: bool = True):
     >>> bool(np.allclose(res.qdd[0], ma.forward([q], [qd], [tau]).qdd[0]))
     True
     """
-    from .multiarm import MultiArmResult, _vector6
+    from ._blocks import vector6 as _vector6
+    from .multiarm import MultiArmResult
     m, Pi = system.m, system.Pi
     qs, qds, taus = (system._states(nm, x) for nm, x in (("qs", qs), ("qds", qds), ("taus", taus)))
     if any(x.ndim != 1 for x in (*qs, *qds, *taus)):
