@@ -60,8 +60,8 @@ def kkt_solve(system, qs, qds, taus, f_o=None, gravity: bool = True):
     g0 = system.grasps[0]
     R_0e = R0[g0.body] @ g0.R
     R_0o = R_0e @ g0.R_oe.T
-    J0 = frame_jacobian(system.arms[0], qs[0], g0.frame)
-    V_o = system.X_oe0 @ (J0 @ qds[0])
+    J_0 = frame_jacobian(system.arms[0], qs[0], g0.frame)
+    V_o = system.X_oe0 @ (J_0 @ qds[0])
     a_g = np.concatenate([np.zeros(3), R_0o.T @ system.gravity]) if gravity else np.zeros(6)
     b_o = crf(V_o) @ system.M_o @ V_o - system.M_o @ a_g
     if f_o is not None:
