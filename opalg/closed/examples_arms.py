@@ -47,13 +47,28 @@ def placed(model: Model, R, p) -> Model:
 
 
 def box_inertia(mass: float, size) -> Inertia:
-    """A uniform box of the given mass and edge lengths (a, b, c), mass centre at the origin."""
+    """A uniform box of the given mass and edge lengths (a, b, c), mass centre at the origin.
+
+    Examples
+    --------
+    >>> from opalg.closed.examples_arms import box_inertia
+    >>> box_inertia(12.0, (1.0, 2.0, 2.0)).I_com.diagonal()
+    array([8., 5., 5.])
+    """
     a, b, c = size
     return Inertia(mass, np.zeros(3), mass / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b]))
 
 
 def X_world(R, p) -> np.ndarray:
-    """ᶠX_0 of a frame with world orientation R and origin p."""
+    """ᶠX_0 = X(Rᵀ, p) of a frame f with world orientation R and origin p (§3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.closed.examples_arms import X_world
+    >>> X_world(np.eye(3), [0.0, 0, 1.0]) @ [1.0, 0, 0, 0, 0, 0]   # ω_x at the origin moves f's origin along −y
+    array([ 1.,  0.,  0.,  0., -1.,  0.])
+    """
     return motion_transform(np.asarray(R, float).T, p)
 
 
@@ -194,7 +209,14 @@ def planar_box_trajectory(ex: SimpleNamespace, times, **path) -> SimpleNamespace
 
 
 def panda_urdf_path() -> str:
-    """Path of example-robot-data's ``panda.urdf`` (ModelError if the package is missing)."""
+    """Path of example-robot-data's ``panda.urdf`` (ModelError if the package is missing).
+
+    Examples
+    --------
+    >>> from opalg.closed.examples_arms import panda_urdf_path
+    >>> panda_urdf_path().endswith("panda.urdf")
+    True
+    """
     try:
         files = importlib.metadata.files("example-robot-data") or []
     except importlib.metadata.PackageNotFoundError:
@@ -249,7 +271,16 @@ def consistent_velocities(system: MultiArm, qs, V_o, null=None) -> list:
     r"""Joint rates that move every grasp with the object: J_r q̇_r = ᵉX_o V_o (least norm, + ``null``).
 
     ``null[r]`` (optional) is added after projection onto the null space of J_r (self-motion
-    of a redundant arm).  With ``system.rows`` only the selected rows are imposed.
+    of a redundant arm).  With ``system.rows`` only the selected rows are imposed (H1, H9).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.closed.examples_arms import consistent_velocities, two_planar_arms
+    >>> ex = two_planar_arms()
+    >>> qds = consistent_velocities(ex.system, ex.qs, [0, 0, 0.2, 0.1, 0, 0])
+    >>> bool(np.abs(ex.system.grasp_error(ex.qs, qds)).max() < 1e-12)
+    True
     """
     out = []
     for r, (arm, g) in enumerate(zip(system.arms, system.grasps)):

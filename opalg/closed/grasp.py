@@ -105,7 +105,18 @@ def object_inertia(spec) -> np.ndarray:
 
 
 def world_transform(model: Model, kin, body: int, X_ek: np.ndarray) -> np.ndarray:
-    """ᵉX_0 of a frame e on ``body`` (ᵉX_k = ``X_ek``), composing ``kin.Xup`` along the path."""
+    r"""ᵉX_0 = ᵉX_k ᵏX_℘(k) ⋯ of a frame e on ``body`` (ᵉX_k = ``X_ek``), composing ``kin.Xup`` (§5).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.closed.grasp import pose_of, world_transform
+    >>> arm = opalg.planar_arm([1.0, 1.0], [1.0, 1.0], [0.1, 0.1])
+    >>> kin = opalg.kinematics.body_kinematics(arm, [np.pi / 2, 0.0])
+    >>> X = world_transform(arm, kin, 1, opalg.spatial.motion_transform(np.eye(3), [1.0, 0, 0]))
+    >>> np.round(pose_of(X)[1], 12) + 0.0                  # the tip of the raised arm
+    array([0., 2., 0.])
+    """
     X, k = X_ek, body
     while k != -1:
         X = X @ kin.Xup[k]
@@ -114,7 +125,16 @@ def world_transform(model: Model, kin, body: int, X_ek: np.ndarray) -> np.ndarra
 
 
 def pose_of(X_e0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(R_0e, p_0e): the world orientation and origin of frame e from ᵉX_0."""
+    r"""(R_0e, p_0e): the world orientation and origin of frame e from ᵉX_0 = X(R_0eᵀ, p_0e) (§3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import motion_transform
+    >>> from opalg.closed.grasp import pose_of
+    >>> pose_of(motion_transform(np.eye(3), [1.0, 2.0, 3.0]))[1]
+    array([1., 2., 3.])
+    """
     E, r = _split_transform(X_e0)
     return np.swapaxes(E, -1, -2), r
 
@@ -142,7 +162,20 @@ def rotvec(R: np.ndarray) -> np.ndarray:
 
 
 def pose_error(X_a0: np.ndarray, X_b0: np.ndarray) -> np.ndarray:
-    """[rotation vector; origin offset] of frame b relative to frame a, in a's coordinates."""
+    r"""[rotation vector of R_aᵀR_b; R_aᵀ(p_b − p_a)]: frame b relative to frame a, in a's coordinates.
+
+    The grasp violation of H1's closed configurations (:meth:`MultiArm.grasp_error`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.spatial import motion_transform, rotation_about
+    >>> from opalg.closed.grasp import pose_error
+    >>> Xa = motion_transform(rotation_about([0, 0, 1.0], np.pi / 2).T, [1.0, 0, 0])
+    >>> Xb = motion_transform(np.eye(3), [1.0, 1.0, 0])
+    >>> np.round(pose_error(Xa, Xb), 12) + 0.0     # b is turned back by π/2 and 1 m along a's x
+    array([ 0.        ,  0.        , -1.57079633,  1.        ,  0.        ,  0.        ])
+    """
     Ra, pa = pose_of(X_a0)
     Rb, pb = pose_of(X_b0)
     dR = np.swapaxes(Ra, -1, -2) @ Rb

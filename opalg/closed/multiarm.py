@@ -41,7 +41,11 @@ class MultiArmResult:
     ``qdd[r]`` (..., N_r): arm r's accelerations; ``f[r]`` (..., 6): the force arm r exerts
     on the object at e_r, in e_r coordinates (Πᵀλ_r with rows); ``lam[r]`` (..., len(rows)):
     its selected rows Π f_r; ``alpha_o`` (..., 6): the object's acceleration (body-frame
-    derivative of V_o, in object coordinates, gravity not folded in).
+    derivative of V_o, in object coordinates, gravity not folded in).  docs/REFERENCE.md H1.
+
+    Examples
+    --------
+    See :class:`MultiArm`.
     """
 
     qdd: list
@@ -85,7 +89,8 @@ class MultiArm:
     True
     """
 
-    def __init__(self, arms: Sequence[Model], grasps: Sequence[Grasp], object_inertia, rows=None):
+    def __init__(self, arms: Sequence[Model], grasps: Sequence[Grasp], object_inertia,
+                 rows: Sequence[int] | None = None):
         arms, grasps = list(arms), list(grasps)
         if not arms or len(arms) != len(grasps):
             raise ModelError(f"MultiArm needs one grasp per arm and at least one arm "
@@ -178,7 +183,7 @@ class MultiArm:
                     raise StateError(f"MultiArm: arm {r}'s grasp velocity differs from the object's by "
                                      f"{np.max(dv):.3g}; qds violate the grasp (tolerance {tol:g})")
 
-    def grasp_error(self, qs, qds=None) -> np.ndarray:
+    def grasp_error(self, qs: Sequence, qds: Sequence | None = None) -> np.ndarray:
         r"""Grasp violation of every arm relative to the object placed by arm 0.
 
         Returns (..., m, 6): [rotation vector; origin offset] of arm r's grasp frame from
@@ -214,7 +219,7 @@ class MultiArm:
         """
         return np.concatenate([X.T @ self.Pi.T for X in self.X_eo], -1)
 
-    def lambda_inv_blocks(self, qs) -> np.ndarray:
+    def lambda_inv_blocks(self, qs: Sequence) -> np.ndarray:
         r"""Λ_blk⁻¹ = diag(ΠΛ_r⁻¹Πᵀ), Λ_r⁻¹ = ᵉX_t Υ(t_r) ᵉX_tᵀ (F5, O(n) per arm) (H8).
 
         Examples
@@ -229,7 +234,7 @@ class MultiArm:
         s = self._setup(qs, check=False)
         return _blkdiag([self.Pi @ L @ self.Pi.T for L in s.Linv], s.batch)
 
-    def h1_matrix(self, qs) -> np.ndarray:
+    def h1_matrix(self, qs: Sequence) -> np.ndarray:
         r"""The grasp-force matrix of H1: Λ_blk⁻¹ + 𝒜* M_o⁻¹ 𝒜 (6m × 6m, or projected by Π).
 
         Examples
@@ -244,7 +249,7 @@ class MultiArm:
         A = self.grasp_map()
         return self.lambda_inv_blocks(qs) + A.T @ self.M_o_inv @ A
 
-    def closed_inertia(self, qs) -> np.ndarray:
+    def closed_inertia(self, qs: Sequence) -> np.ndarray:
         r"""ℳ_cc = M_o + 𝒜 Λ_blk 𝒜*: the object's inertia with the arms attached (H7, H8).
 
         Needs every ΠΛ_r⁻¹Πᵀ invertible (SingularConfigurationError naming the arm otherwise).
@@ -279,7 +284,7 @@ class MultiArm:
         return out
 
     # ------------------------------------------------------------------ dynamics
-    def forward(self, qs, qds, taus, f_o=None, gravity: bool = True, check: bool = True,
+    def forward(self, qs: Sequence, qds: Sequence, taus: Sequence, f_o=None, gravity: bool = True, check: bool = True,
                 tol: float = 1e-8) -> MultiArmResult:
         r"""Forward dynamics by the operational-space solution H1 (O(n) per arm, no dense ℳ).
 
@@ -324,7 +329,7 @@ class MultiArm:
         alpha_o = _mv(self.M_o_inv, _mv(A, lam)) - Mb
         return self._finish(s, np.split(lam, self.m, -1), alpha_o)
 
-    def augmented_object(self, qs, qds, taus, f_o=None, gravity: bool = True, check: bool = True,
+    def augmented_object(self, qs: Sequence, qds: Sequence, taus: Sequence, f_o=None, gravity: bool = True, check: bool = True,
                          tol: float = 1e-8) -> MultiArmResult:
         r"""Forward dynamics by the augmented-object form (H7): the arms' inertia joins the object's.
 
@@ -365,10 +370,15 @@ class MultiArm:
             qdd.append(innovations_passes(arm, s.art[r], s.taus[r][..., None], kin.a, b).qdd[..., 0])
         return MultiArmResult(qdd, f, lam, alpha_o)
 
-    def kkt(self, qs, qds, taus, f_o=None, gravity: bool = True) -> MultiArmResult:
-        """The dense oracle: one KKT solve from crba, bias, frame_jacobian and the kinematic drift.
+    def kkt(self, qs: Sequence, qds: Sequence, taus: Sequence, f_o=None,
+            gravity: bool = True) -> MultiArmResult:
+        """The dense oracle of H1, H7, H9: one KKT solve from crba, bias, frame_jacobian and the drift.
 
         See :func:`opalg.closed.multiarm_kkt.kkt_solve` (single states only).
+
+        Examples
+        --------
+        See :class:`MultiArm`.
         """
         from .multiarm_kkt import kkt_solve
         return kkt_solve(self, qs, qds, taus, f_o, gravity)
