@@ -217,8 +217,9 @@ def solve_frame_pose(model: Model, frame, X_e0_target: np.ndarray, q0, rows=None
     r"""Joint coordinates that put a body-fixed frame e at a target pose (Newton, least squares).
 
     Each step solves J δq = ε in the least-squares sense (a redundant arm also moves toward
-    ``q0`` in the null space of J; the step length is capped at 0.5), with ε the pose error of C8's frame e (rotation vector and origin offset, in e
-    coordinates) and J = :func:`opalg.frame_jacobian`; ``rows`` restricts ε and J to the
+    ``q0`` in the null space of J; the step length is capped at 0.5), with ε the pose error
+    of the frame e of C8 (rotation vector and origin offset, in e coordinates) and
+    J = :func:`opalg.frame_jacobian`; ``rows`` restricts ε and J to the
     selected components (planar arms).  ``X_e0_target`` is the target ᵉX_0.
 
     Raises

@@ -30,7 +30,8 @@ from ..model import Model
 from ..operational import _frame_X
 from ..riccati import articulated
 from ..spatial import cross_force, motion_transform
-from ._blocks import COND_MAX, blkdiag as _blkdiag, check_h1 as _check_h1, selection as _selection, vector6 as _vector6
+from ._blocks import COND_MAX, blkdiag as _blkdiag, check_h1 as _check_h1
+from ._blocks import selection as _selection, vector6 as _vector6
 from .grasp import Grasp, object_inertia as _object_inertia, pose_error, world_transform
 
 
@@ -284,8 +285,8 @@ class MultiArm:
         return out
 
     # ------------------------------------------------------------------ dynamics
-    def forward(self, qs: Sequence, qds: Sequence, taus: Sequence, f_o=None, gravity: bool = True, check: bool = True,
-                tol: float = 1e-8) -> MultiArmResult:
+    def forward(self, qs: Sequence, qds: Sequence, taus: Sequence, f_o=None, gravity: bool = True,
+                check: bool = True, tol: float = 1e-8) -> MultiArmResult:
         r"""Forward dynamics by the operational-space solution H1 (O(n) per arm, no dense ℳ).
 
         .. math::
@@ -329,7 +330,8 @@ class MultiArm:
         alpha_o = _mv(self.M_o_inv, _mv(A, lam)) - Mb
         return self._finish(s, np.split(lam, self.m, -1), alpha_o)
 
-    def augmented_object(self, qs: Sequence, qds: Sequence, taus: Sequence, f_o=None, gravity: bool = True, check: bool = True,
+    def augmented_object(self, qs: Sequence, qds: Sequence, taus: Sequence, f_o=None,
+                         gravity: bool = True, check: bool = True,
                          tol: float = 1e-8) -> MultiArmResult:
         r"""Forward dynamics by the augmented-object form (H7): the arms' inertia joins the object's.
 
