@@ -1,10 +1,11 @@
-r"""Closed chains: loop closures on a spanning tree (docs/REFERENCE.md H2–H6).
+r"""Closed chains: loop closures on a spanning tree, and several arms holding a common object.
 
-:class:`LoopClosure` (weld, ball, revolute, or selected rows), :class:`ClosedSystem`
-(G_c, the drift U, the compliance Λ_c⁻¹ from Ω, forward dynamics by the tree passes, the dense
-KKT oracle, assembly and velocity projection), :func:`simulate` (Baumgarte-stabilized
-integration with the constraint drift reported) and example mechanisms
-(:func:`four_bar`, :func:`random_closed_system`).
+docs/REFERENCE.md §10.  :class:`LoopClosure` (weld, ball, revolute, or selected rows) and
+:class:`ClosedSystem` (G_c, the drift U, the compliance Λ_c⁻¹ from Ω, forward dynamics by the
+tree passes, the dense KKT oracle, assembly and velocity projection; H2–H6), :func:`simulate`
+(Baumgarte-stabilized integration with the constraint drift reported) and example mechanisms
+(:func:`four_bar`, :func:`random_closed_system`); :class:`MultiArm` (the grasp-force system H1,
+the augmented object H7, their Woodbury link H8, planar rows H9) with :class:`Grasp`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from __future__ import annotations
 from .assembly import Assembly
 from .closure import LoopClosure
 from .examples import four_bar, random_closed_system
+from .grasp import Grasp
+from .multiarm import MultiArm, MultiArmResult
 from .system import ClosedSystem, ForwardResult, RankDeficientWarning, solve_compliance
 
-__all__ = ["Assembly", "ClosedSystem", "ForwardResult", "LoopClosure", "RankDeficientWarning",
-           "four_bar", "random_closed_system", "solve_compliance", "simulate", "Simulation"]
+__all__ = ["Assembly", "ClosedSystem", "ForwardResult", "Grasp", "LoopClosure", "MultiArm",
+           "MultiArmResult", "RankDeficientWarning", "four_bar", "random_closed_system",
+           "solve_compliance", "simulate", "Simulation"]
 
 
 def __getattr__(name: str):
