@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-__all__ = ["decade", "rel", "report", "refute", "bound"]
+__all__ = ["decade", "rel", "report", "refute", "bound", "exact"]
 
 
 def rel(x, y) -> float:
@@ -89,3 +89,36 @@ def bound(label: str, value: float, limit: float, unit: str = "", why: str = "")
         raise AssertionError(f"{label}: |{value:.3e}| is above the limit {limit:g} {unit}".rstrip())
     text = f"{label}: < {limit:g}" + (f" {unit}" if unit else "") + (f" ({why})" if why else "")
     print(text)
+
+
+def exact(label: str, residual, how: str | None = None, simplify: bool = True) -> None:
+    """Assert ``residual`` is exactly zero; print ``label: exact (how)``.
+
+    For an identity that holds with no round-off: a sympy expression or matrix (simplified with
+    ``sympy.simplify`` unless ``simplify=False``; ``how`` defaults to ``'sympy'``), or numbers
+    compared bit for bit (every entry must be 0.0; ``how`` defaults to ``'bitwise'``).  The
+    label states what was compared, e.g. ``'simplify(ℳ − ℳᵀ) = 0'``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x")
+    >>> exact("simplify(sin²x + cos²x − 1) = 0", sp.sin(x)**2 + sp.cos(x)**2 - 1)
+    simplify(sin²x + cos²x − 1) = 0: exact (sympy)
+    >>> exact("crf(V) + crm(V)ᵀ = 0", [0.0, -0.0])
+    crf(V) + crm(V)ᵀ = 0: exact (bitwise)
+    """
+    if type(residual).__module__.startswith("sympy"):
+        import sympy                 # only when given a sympy object: importing it is slow
+
+        r = sympy.simplify(residual) if simplify else residual
+        entries = list(r) if isinstance(r, sympy.MatrixBase) else [r]
+        zero = all(e == 0 for e in entries)
+        how = how or "sympy"
+    else:
+        r = np.asarray(residual, dtype=float)
+        zero = not np.any(r != 0)    # NaN != 0 is True: a NaN is refused
+        how = how or "bitwise"
+    if not zero:
+        raise AssertionError(f"{label}: the residual is not exactly zero: {r}")
+    print(f"{label}: exact ({how})")

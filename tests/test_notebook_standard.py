@@ -67,3 +67,59 @@ def test_exercise_headings_are_numbered_by_notebook(path):
             for m in re.finditer(r"\*\*Exercise ([^*]*)\*\*", src):
                 assert re.fullmatch(rf"{path.name[:2]}\.\d+\.?", m.group(1).strip()), (
                     f"{path.name}, cell {i}: exercise heading {m.group(0)!r} (write **Exercise {path.name[:2]}.k.**)")
+
+
+# The check printers come from opalg.report (one format for every notebook); a notebook that
+# defines its own would drift back to the three formats the suite once had.
+SHARED_PRINTERS = ("report", "refute", "decade", "bound", "exact")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_check_printers_come_from_opalg_report(path):
+    for i, cell in enumerate(_cells(path)):
+        if cell["cell_type"] == "code":
+            src = "".join(cell["source"])
+            m = re.search(rf"^\s*(?:def\s+({'|'.join(SHARED_PRINTERS)})\s*\(|({'|'.join(SHARED_PRINTERS)})\s*=\s*lambda\b)",
+                          src, re.M)
+            assert m is None, (f"{path.name}, cell {i}: defines its own {m.group(1) or m.group(2)!r} "
+                               "(import it from opalg.report)")
+            m = re.search(r"^\s*rel\s*=", src, re.M)
+            assert m is None, f"{path.name}, cell {i}: assigns to rel, shadowing opalg.report.rel (use another name)"
+
+
+# A line of a check's output that says only True or False tells the reader nothing: it must say
+# what was compared, the error and the tolerance (opalg.report).  Lines that are data, not
+# checks, are allowed here by (notebook, phrase), each with its reason.
+BOOLEAN_DATA = {
+    # (notebook, a phrase of the output line): why the True/False there is data
+}
+BARE_BOOL = re.compile(r"(?:[:=]\s*|^\s*|\(|,\s*)(True|False)\b")
+
+
+def _text_outputs(cell):
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            yield "".join(out["text"])
+        elif "text/plain" in out.get("data", {}):
+            yield "".join(out["data"]["text/plain"])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_bare_boolean_output_lines(path):
+    for i, cell in enumerate(_cells(path)):
+        if cell["cell_type"] != "code":
+            continue
+        for text in _text_outputs(cell):
+            for line in text.splitlines():
+                if BARE_BOOL.search(line) and not any(
+                        nb == path.name[:2] and phrase in line for nb, phrase in BOOLEAN_DATA):
+                    raise AssertionError(f"{path.name}, cell {i}: output line {line.strip()!r} prints a bare "
+                                         "boolean (use opalg.report: report, refute, bound, exact)")
+
+
+def test_bare_boolean_pattern():
+    # the pattern catches what it must and leaves words alone
+    for line in ("True", "ok: True", "x = False", "a (as dense: True), b", "[True, False]"):
+        assert BARE_BOOL.search(line), line
+    for line in ("Trueness", "rel. error < 1e-15 (tolerance 1e-12: round-off)", "feasible, kappa = 0.4"):
+        assert not BARE_BOOL.search(line), line
