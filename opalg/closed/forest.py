@@ -141,3 +141,27 @@ def arms_as_forest(arms: Sequence[Model], grasps: Sequence[Grasp], object_inerti
         offsets=offsets[:-1].tolist(),
         dofs=[slice(int(dof_offsets[r]), int(dof_offsets[r + 1])) for r in range(len(arms))],
         object_frame=(tip, R_ko, p_ko))
+
+
+def two_pandas_closed(**kw) -> SimpleNamespace:
+    r"""Two Franka Pandas holding a box as one ClosedSystem: 14 dofs, one 6-row weld (H10).
+
+    The box (of :func:`opalg.closed.examples_arms.two_pandas`, whose keyword arguments ``kw``
+    are passed on) is merged into Panda 0's hand body; Panda 1's grasp frame is welded to the
+    box's second grasp frame.  ``q`` is the closed configuration of ``two_pandas()``'s IK;
+    ``multiarm`` holds that example (the MultiArm formulation of the same mechanism).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.closed.forest import two_pandas_closed
+    >>> f = two_pandas_closed()
+    >>> f.model.ndof, f.system.m, bool(np.abs(f.system.constraint_error(f.q)).max() < 1e-10)
+    (14, 6, True)
+    """
+    from .examples_arms import two_pandas
+
+    ex = two_pandas(**kw)
+    f = arms_as_forest(ex.arms, ex.system.grasps, ex.object_inertia, ex.qs)
+    f.multiarm = ex
+    return f
