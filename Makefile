@@ -53,6 +53,12 @@ bench-core: venv
 bench-hybrid: venv
 	$(PY) benchmarks/bench_hybrid.py
 
+# Closed chains (ClosedSystem, two Pandas vs Pinocchio) and MultiArm: a few minutes.
+.PHONY: bench-closed
+bench-closed: venv
+	$(PY) benchmarks/bench_closed.py
+	$(PY) benchmarks/bench_multiarm.py
+
 # Wall time of `make test`'s pytest by phase (collection, notebooks, the rest): a few minutes.
 .PHONY: bench-suite
 bench-suite: venv

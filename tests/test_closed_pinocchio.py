@@ -91,3 +91,42 @@ def test_planar_four_bar_rank_deficient_matches_pinocchio_proximal():
     # cond of the in-plane KKT system is ~1e2, so 1e-10 is a loose bound.
     assert_close(qdd, a_pin, 1e-10, "θ̈ (rank-deficient) vs Pinocchio proximal")
     assert_close(ball.jacobian(q).T @ lam, -JTl_pin, 1e-10, "G_cᵀλ (rank-deficient) vs Pinocchio")
+
+
+# -- lcaba and the Delassus matrix (opalg.closed.pinocchio_check) ---------------------------------
+from opalg.closed.pinocchio_check import delassus_comparison, lcaba_qdd  # noqa: E402
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"n{c[0]}-{'+'.join(c[3])}-{'+'.join(c[4])}")
+def test_forward_matches_pinocchio_lcaba(case):
+    """lcaba (loop constraints between two joints or to the universe) at v = 0, closed q (H5)."""
+    n, loops, seed, kinds, where = case
+    sys, q = random_closed_system(n, loops, seed, kinds=kinds, where=where)
+    tau = np.random.default_rng(seed).normal(size=q.size)
+    qdd = sys.forward(q, np.zeros_like(q), tau).qdd
+    # 100 proximal iterations at μ = 1e-6 converge to ~1e-9 relative (measured ≤ 5e-9)
+    assert_close(lcaba_qdd(sys, q, np.zeros_like(q), tau), qdd, 1e-7, "θ̈ vs Pinocchio lcaba")
+
+
+def test_pinocchio_4_1_0_delassus_ignores_joint2_of_a_loop():
+    """A fact about Pinocchio 4.1.0: computeDelassusMatrix of a two-joint CONTACT_6D is J₁ℳ⁻¹J₁ᵀ.
+
+    Anchored (joint 2 = universe): Pinocchio = opalg's Λ_c⁻¹ (H4) = J₁ℳ⁻¹J₁ᵀ.  Two-joint loop:
+    Pinocchio = J₁ℳ⁻¹J₁ᵀ (LOCAL, linear-first, from opalg's frame Jacobian and crba) ≠ Λ_c⁻¹,
+    which the KKT θ̈ confirms (forward vs Pinocchio's own constraintDynamics above).  If this
+    test fails on the two-joint part with a newer Pinocchio, its Delassus matrix was fixed.
+    """
+    assert pin.__version__ == "4.1.0", f"the Delassus fact is pinned to Pinocchio 4.1.0, found {pin.__version__}"
+    sys, q = random_closed_system(6, 1, seed=1, kinds=("weld",), where=("ground",))
+    d = delassus_comparison(sys, q)
+    scale = np.abs(d.opalg).max()
+    assert np.abs(d.pinocchio - d.opalg).max() < 1e-10 * scale        # ~cond·eps, measured 4e-14
+    assert np.abs(d.j1 - d.opalg).max() < 1e-10 * scale
+    sys, q = random_closed_system(10, 1, seed=2, kinds=("weld",), where=("across",))
+    d = delassus_comparison(sys, q)
+    scale = np.abs(d.opalg).max()
+    G = sys.jacobian(q)
+    P = np.roll(np.eye(6), 3, axis=1)                                  # angular-first → linear-first
+    assert np.abs(P @ G @ np.linalg.solve(opalg.crba(sys.model, q), G.T) @ P.T - d.opalg).max() < 1e-10 * scale
+    assert np.abs(d.pinocchio - d.j1).max() < 1e-10 * scale           # joint 2 ignored
+    assert np.abs(d.pinocchio - d.opalg).max() > 1e-2 * scale         # ≠ the loop's Λ_c⁻¹

@@ -89,7 +89,7 @@ def two_planar_arms(distance: float = 1.6, box=(0.4, 0.2), box_mass: float = 1.0
     -------
     SimpleNamespace
         ``system`` (MultiArm with rows [2, 3, 4]), ``arms``, ``qs`` (the closed configuration),
-        ``X_o0`` (the box pose ᵒX_0).
+        ``X_o0`` (the box pose ᵒX_0), ``object_inertia`` (the box's :class:`opalg.Inertia`).
 
     Examples
     --------
@@ -105,12 +105,13 @@ def two_planar_arms(distance: float = 1.6, box=(0.4, 0.2), box_mass: float = 1.0
     w = box[0] / 2
     grasps = [Grasp(2, p=[L[2], 0, 0], p_oe=[-w, 0, 0]),
               Grasp(2, p=[L[2], 0, 0], R_oe=rotation_about([0, 0, 1.0], np.pi), p_oe=[w, 0, 0])]
-    system = MultiArm(arms, grasps, box_inertia(box_mass, (box[0], box[1], 0.1)), rows=PLANAR_ROWS)
+    inertia = box_inertia(box_mass, (box[0], box[1], 0.1))
+    system = MultiArm(arms, grasps, inertia, rows=PLANAR_ROWS)
     X_o0 = X_world(np.eye(3), [distance / 2, box_height, 0])
     guess = [np.array([1.2, -1.4, 0.2]), np.array([-1.2, 1.4, -0.2])]   # elbows up
     qs = [solve_frame_pose(arm, g.frame, X, q0, rows=PLANAR_ROWS, what=f"arm {r}")
           for r, (arm, g, X, q0) in enumerate(zip(arms, grasps, _grasp_targets(system, X_o0), guess))]
-    return SimpleNamespace(system=system, arms=arms, qs=qs, X_o0=X_o0)
+    return SimpleNamespace(system=system, arms=arms, qs=qs, X_o0=X_o0, object_inertia=inertia)
 
 
 def box_path(t, center=(0.8, 1.0), amplitude=(0.15, 0.1), tilt: float = 0.3, period: float = 2.0):
@@ -241,7 +242,7 @@ def two_pandas(distance: float = 1.1, box=(0.5, 0.2, 0.2), box_mass: float = 2.0
     Returns
     -------
     SimpleNamespace
-        ``system`` (MultiArm, all six grasp rows), ``arms``, ``qs``, ``X_o0``.
+        ``system`` (MultiArm, all six grasp rows), ``arms``, ``qs``, ``X_o0``, ``object_inertia``.
 
     Examples
     --------
@@ -259,12 +260,13 @@ def two_pandas(distance: float = 1.1, box=(0.5, 0.2, 0.2), box_mass: float = 2.0
     top = box[2] / 2
     grasps = [Grasp(body, R_h, p_e, R_oe=down, p_oe=[-grip, 0, top]),
               Grasp(body, R_h, p_e, R_oe=rotation_about([0, 0, 1.0], np.pi) @ down, p_oe=[grip, 0, top])]
-    system = MultiArm(arms, grasps, box_inertia(box_mass, box))
+    inertia = box_inertia(box_mass, box)
+    system = MultiArm(arms, grasps, inertia)
     X_o0 = X_world(np.eye(3), [distance / 2, 0, box_height])
     ready = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
     qs = [solve_frame_pose(arm, g.frame, X, ready, what=f"Panda {r}")
           for r, (arm, g, X) in enumerate(zip(arms, grasps, _grasp_targets(system, X_o0)))]
-    return SimpleNamespace(system=system, arms=arms, qs=qs, X_o0=X_o0)
+    return SimpleNamespace(system=system, arms=arms, qs=qs, X_o0=X_o0, object_inertia=inertia)
 
 
 def consistent_velocities(system: MultiArm, qs, V_o, null=None) -> list:

@@ -1,0 +1,153 @@
+"""Ider's control-force model on a closed chain: two planar 3R arms carrying a box (G5, H10).
+
+Independent routes: ClosedSystem.forward (tree passes, H5) with the motor moments as T gives
+the same θ̈ and the grasp reactions (λ = −v_G); the path rows are checked by finite
+differences of the box pose along q(t) = q + tθ̇ + t²θ̈/2; MultiArm (H1) vs the forest model.
+"""
+
+import numpy as np
+import pytest
+
+from opalg.closed.examples_arms import PLANAR_ROWS, consistent_velocities, two_planar_arms
+from opalg.closed.forest import arms_as_forest
+from opalg.closed.ider_link import (box_pose, closed_at, desired, feasibility, ider_system, motor_rows,
+                                    simulate, solve, two_arms_box)
+from opalg.errors import InfeasibleDirections, StateError
+
+# The matrices are O(1..10) with cond(augmented) ~ 1e3 at these states: 1e-9 is ~1e4·cond·eps.
+TOL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def redundant():
+    task = two_arms_box((3, 4))
+    q = closed_at(task, 0.15, 0.85, 1.02)
+    rng = np.random.default_rng(3)
+    qd = np.linalg.svd(task.system.jacobian(q))[2][3:].T @ rng.normal(size=3)   # on the manifold
+    return task, q, qd
+
+
+@pytest.fixture(scope="module")
+def square():
+    task = two_arms_box((2, 3, 4))
+    return task, task.q0, task.qd0
+
+
+def test_forest_equals_multiarm():
+    """H10: the forest with the box merged into arm 0's tip = MultiArm's 6m grasp system (H1)."""
+    ex = two_planar_arms()
+    f = arms_as_forest(ex.arms, ex.system.grasps, ex.object_inertia, ex.qs, rows=PLANAR_ROWS)
+    rng = np.random.default_rng(0)
+    qds = consistent_velocities(ex.system, ex.qs, [0, 0, 0.3, 0.2, -0.1, 0])
+    taus = [rng.normal(size=3) for _ in range(2)]
+    a = np.concatenate(ex.system.forward(ex.qs, qds, taus).qdd)
+    b = f.system.forward(f.q, np.concatenate(qds), np.concatenate(taus)).qdd
+    assert np.abs(a - b).max() < TOL * np.abs(a).max()
+
+
+@pytest.mark.parametrize("motors", [None, (0, 3), (1, 5), (2, 4)])
+def test_formulations_agree_and_match_tree_passes(redundant, motors):
+    task, q, qd = redundant
+    s = ider_system(task, 0.1, q, qd)
+    A = None if motors is None else motor_rows(task, motors)
+    aug, red = solve(s, A, "augmented"), solve(s, A, "reduced")
+    scale = np.abs(aug.qdd).max()
+    assert np.abs(aug.qdd - red.qdd).max() < TOL * scale
+    assert np.abs(aug.v - red.v).max() < TOL * np.abs(aug.v).max()
+    assert np.abs(s.B @ aug.qdd - s.h).max() < TOL * scale          # G_c θ̈ = U and the path rows
+    if motors is not None:
+        off = np.setdiff1d(np.arange(task.n), motors)
+        assert np.all(aug.tau_motor[off] == 0) and np.all(aug.tau_motor[list(motors)] == aug.mu)
+        # Independent route: the tree passes with T = Aᵀμ give the same motion, λ = −v_G (H5).
+        res = task.system.forward(q, qd, aug.tau_motor)
+        assert np.abs(res.qdd - aug.qdd).max() < TOL * scale
+        assert np.abs(res.lam + aug.reaction).max() < TOL * np.abs(aug.reaction).max()
+
+
+def test_path_rows_by_finite_differences(redundant):
+    """B_K θ̈ = h_K means the box pose along q(t) = q + tθ̇ + t²θ̈/2 has ẍ = ẍ_d(t) at t = 0."""
+    task, q, qd = redundant
+    t0 = 0.1
+    qdd = solve(ider_system(task, t0, q, qd), motor_rows(task, (0, 3))).qdd
+    err = []
+    for h in (1e-3, 1e-4):
+        x = [box_pose(task, q + dt * qd + dt * dt / 2 * qdd) for dt in (-h, 0.0, h)]
+        err.append(np.abs((x[0] - 2 * x[1] + x[2]) / h ** 2 - desired(task, t0)[2]).max())
+    # central difference: truncation ~ h²|x''''|/12 falls 100x from h = 1e-3 to 1e-4 (round-off
+    # eps/h² ~ 2e-8 stays below); a wrong h_K would leave an h-independent error
+    assert err[1] < 1e-5 and err[1] < err[0] / 30
+
+
+def test_square_case_motion_independent_of_A(square):
+    """c = N: B is square, θ̈ = B⁻¹h for every feasible A; the moments depend on A (H10)."""
+    task, q, qd = square
+    s = ider_system(task, 0.0, q, qd)
+    sols = [solve(s, None)] + [solve(s, motor_rows(task, m)) for m in [(0, 1, 2), (0, 3, 5), (1, 2, 4)]]
+    ref = np.linalg.solve(s.B, s.h)                                   # independent: the square solve
+    for r in sols:
+        assert np.abs(r.qdd - ref).max() < TOL * np.abs(ref).max()
+    # Mθ̈ + Q = Zᵀv is then the same too; its split into motor moments and grasp reactions is not
+    taus = np.array([r.tau for r in sols])
+    assert np.abs(taus - taus[0]).max() < TOL * np.abs(taus).max()
+    motor = np.array([r.tau_motor for r in sols[1:]])
+    assert np.abs(motor[0] - motor[1]).max() > 1e-2 * np.abs(motor).max()
+
+
+def test_redundant_case_motion_depends_on_A(redundant):
+    """c < N: conventional and chosen motors satisfy the same constraints, yet move differently."""
+    task, q, qd = redundant
+    s = ider_system(task, 0.1, q, qd)
+    conv, chosen = solve(s, None), solve(s, motor_rows(task, (0, 3)))
+    for r in (conv, chosen):
+        assert np.abs(s.B @ r.qdd - s.h).max() < TOL * np.abs(r.qdd).max()
+    assert np.abs(conv.qdd - chosen.qdd).max() > 1e-3 * np.abs(conv.qdd).max()
+    assert np.abs(conv.tau - chosen.tau).max() > 1e-3 * np.abs(conv.tau).max()
+    # the conventional "moments" act on every joint; the chosen ones only on joints 0 and 3
+    assert np.count_nonzero(np.abs(conv.tau_motor) > 1e-12) > 2
+
+
+def test_infeasible_directions(redundant):
+    """A 'motor' along a grasp normal is absorbed by the grasp (rank Z < c): a clear error.
+
+    κ depends on the row space of Z only, so it stays put along A(t) = [e0; (1 − t)e3 + t b]
+    for t < 1 and the choice fails only at t = 1; κ → 0 continuously is a matter of the
+    configuration (the simulation test below).
+    """
+    task, q, qd = redundant
+    s = ider_system(task, 0.1, q, qd)
+    b = s.B[0] / np.abs(s.B[0]).max()
+    e0, e3 = np.eye(task.n)[[0, 3]]
+    kappas = [feasibility(s, np.array([e0, (1 - t) * e3 + t * b])) for t in (0.0, 0.9, 0.999)]
+    assert np.ptp(kappas) < 1e-9
+    with pytest.raises(InfeasibleDirections, match="rank Z"):
+        solve(s, np.array([e0, b]))
+    with pytest.raises(InfeasibleDirections, match="rank deficient"):
+        solve(s, np.array([e0, e0]))
+    assert feasibility(s, motor_rows(task, (0, 3))) > 0.1           # a feasible choice
+
+
+def test_simulation_tracks_then_stops_when_infeasible():
+    task = two_arms_box((3, 4))
+    ok = simulate(task, (0, 3), t_end=0.2, n_out=5, rtol=1e-10, atol=1e-12)
+    assert ok.status == "ok" and ok.kappa.min() > 0.5
+    # acceleration-level constraints integrated without stabilization: drift ~ rtol·t
+    assert np.abs(ok.tracking_error).max() < 1e-7 and np.abs(ok.closure_error).max() < 1e-7
+    assert np.all(ok.tau_motor[:, [1, 2, 4, 5]] == 0) and ok.reaction.shape == (5, 3)
+    # the box's rotation is not prescribed: its (unstable) free motion drives arm 1 to its
+    # stretched pose, where the two motors lose the path — the run stops with a message
+    bad = simulate(task, (0, 3), t_end=0.6, n_out=7, kappa_min=1e-2)
+    assert bad.status == "infeasible" and "turn infeasible at t =" in bad.message
+    assert bad.t[-1] < 0.6 and bad.kappa[-1] < bad.kappa[0] / 3
+
+
+def test_bad_input():
+    task = two_arms_box()
+    with pytest.raises(StateError, match="path rows need as many motors"):
+        motor_rows(task, [0])
+    with pytest.raises(StateError, match="distinct joint indices"):
+        motor_rows(task, [0, 9])
+    with pytest.raises(StateError, match="path_rows"):
+        two_arms_box((1, 3))
+    s = ider_system(task, 0.0, task.q0, task.qd0)
+    with pytest.raises(StateError, match="method"):
+        solve(s, None, method="dense")
