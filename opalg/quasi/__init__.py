@@ -12,6 +12,7 @@ docs/REFERENCE.md J1–J8.  In ν the kinetic energy is block diagonal,
 
 from __future__ import annotations
 
+from .rates import ArticulatedRates, articulated_rates
 from .velocities import nu, qd_from_nu
 
-__all__ = ["nu", "qd_from_nu"]
+__all__ = ["ArticulatedRates", "articulated_rates", "nu", "qd_from_nu"]
