@@ -47,3 +47,9 @@ def complex_step_dt(f, q, qd, h=H_CS):
 def factor_at(model, q):
     """L(q), D(q) of the dense tip-first LDLᵀ of crba(q)."""
     return ldl_tip_first(model, opalg.crba(model, q))
+
+
+def cond_tol(model, q, floor=1e-13):
+    """10·cond(ℳ)·ε (at least ``floor``): the accuracy of a dense factor of ℳ, so of a reference
+    built on one (a perturbation of relative size ε in ℳ moves L and D by up to cond·ε)."""
+    return max(floor, 10 * np.linalg.cond(opalg.crba(model, q)) * np.finfo(float).eps)
