@@ -161,12 +161,12 @@ def nu_dot(model: Model, q, qd, tau, f_ext=None, gravity: bool = True, form: str
     _check_options(form, gravity, gravity_as)
     kin, art, rates = quasi_state(model, q, qd)
     if form == "kinematic":
-        qdd = opalg_aba(model, q, qd, tau, f_ext, gravity)
+        qdd = _aba(model, q, qd, tau, f_ext, gravity)
         return stack(kinematic_pass(model, kin, rates, qdd), qd)
     return stack(dynamic_pass(model, kin, rates, tau, f_ext, gravity, gravity_as), qd)
 
 
-def opalg_aba(model, q, qd, tau, f_ext, gravity):
+def _aba(model, q, qd, tau, f_ext, gravity):
     """θ̈ by the ABA on arrays already checked (the undecorated :func:`opalg.aba`)."""
     from ..innovations import aba
     return aba.__wrapped__(model, q, qd, tau, f_ext, gravity)
