@@ -1,0 +1,21 @@
+r"""Quasi-velocities: the dynamics in the innovations coordinates ν = (I + HφK)* θ̇.
+
+docs/REFERENCE.md J1–J8.  In ν the kinetic energy is block diagonal,
+½θ̇*ℳθ̇ = ½ν*Dν (J1), with D the articulated pivots of the Riccati recursion.
+
+* :func:`nu`, :func:`qd_from_nu`: the O(n) maps θ̇ → ν (J2) and back (J3);
+* :func:`articulated_rates`: Ṗ, Ṗ⁺, Ḋ, Ġ along the motion, by an inward recursion (J6);
+* :func:`nu_dot`: ν̇ in its kinematic and dynamic forms, gravity handled explicitly (J5);
+* :func:`simulate`: integration in (q, ν) with q̇ = (I + HφK)^{-*}ν;
+* :func:`schur_in_nu`: Ider's feasibility Schur complement in ν coordinates (J8).
+"""
+
+from __future__ import annotations
+
+from .accel import nu_dot, nu_dot_from_qdd
+from .ider_nu import NuConstraints, schur_in_nu
+from .simulate import QuasiSimulation, simulate
+from .rates import ArticulatedRates, articulated_rates
+from .velocities import nu, qd_from_nu
+
+__all__ = ["ArticulatedRates", "articulated_rates", "nu", "nu_dot", "nu_dot_from_qdd", "qd_from_nu", "QuasiSimulation", "simulate", "NuConstraints", "schur_in_nu"]

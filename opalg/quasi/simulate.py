@@ -1,0 +1,193 @@
+r"""Time integration in the quasi-velocity coordinates (q, ν) (docs/REFERENCE.md J3, J5).
+
+The state is (q, ν) with ν = (I + HφK)*θ̇; each right-hand side is
+
+.. math:: \dot q = (I + HφK)^{-*} ν \ \text{(J3)},\qquad \dot ν \ \text{(J5, dynamic form)},
+
+from one Riccati recursion (P, D, G), one outward pass (θ̇ and V from ν), the rate
+recursion (Ġ, J6) and one inward pass (ε) — no outward acceleration pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.integrate import DOP853, RK45, Radau
+
+from .. import _backend as bk
+from ..errors import StateError
+from ..joints import joint_velocity
+from ..kinematics import Kinematics, body_kinematics, check_state
+from ..model import Model
+from ..riccati import articulated
+from ..spatial import cross_force, cross_motion
+from .accel import dynamic_pass
+from .rates import rates_pass
+from .velocities import qd_pass, stack
+
+_METHODS = {"RK45": RK45, "DOP853": DOP853, "Radau": Radau}
+
+
+@dataclass
+class QuasiSimulation:
+    """Result of :func:`simulate`.
+
+    Attributes
+    ----------
+    t : (K,) ; q, nu, qd : (K, N)
+        The accepted steps (or the ``t_eval`` samples reached); ``qd`` = (I + HφK)^{-*}ν.
+    energy : (K,)
+        ½νᵀDν plus the gravitational potential −Σ m_k g·c_k (½νᵀDν = ½θ̇ᵀℳθ̇, J1).
+    success : bool ; message : str
+        False with the time and reason if the run stopped early (what was computed is kept).
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    nu: np.ndarray
+    qd: np.ndarray
+    energy: np.ndarray
+    success: bool
+    message: str
+
+
+def nu_rhs(model: Model, q, nu, tau, f_ext=None, gravity: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(q̇, ν̇) at the state (q, ν) for checked arrays (one state or a batch); ``tau`` is an array
+    or a callable of θ̇ (evaluated once θ̇ is known from ν)."""
+    kin = body_kinematics(model, q, validate=False)
+    art = articulated(model, q, kin)
+    parts, V = qd_pass(model, kin, art, nu)
+    qd = stack(parts, nu)
+    _complete(model, kin, qd, V)
+    rates = rates_pass(model, kin, art, qd)
+    T = tau(qd) if callable(tau) else tau
+    return qd, stack(dynamic_pass(model, kin, rates, T, f_ext, gravity, "body"), nu)
+
+
+def _complete(model: Model, kin: Kinematics, qd, V: list) -> None:
+    """Fill the gravity-free V, vJ, a, b of ``kin`` from θ̇ and the velocities of the J3 pass."""
+    kin.V, kin.vJ, kin.a, kin.b = V, [None] * model.n, [None] * model.n, [None] * model.n
+    for k in range(model.n):
+        vJ, cJ = joint_velocity(kin.S[k], qd[..., model.dof_slice[k]])
+        kin.vJ[k] = np.broadcast_to(vJ, V[k].shape)
+        kin.a[k] = cross_motion(V[k], kin.vJ[k]) + cJ
+        kin.b[k] = cross_force(V[k], bk.mv(model.I_spatial[k], V[k]))
+
+
+def simulate(model: Model, q0, nu0, t_span, tau=None, gravity: bool = True, method: str = "DOP853",
+             rtol: float = 1e-10, atol: float = 1e-12, t_eval=None,
+             max_step: float = np.inf) -> QuasiSimulation:
+    r"""Integrate the motion in (q, ν): q̇ = (I + HφK)^{-*}ν (J3), ν̇ by the dynamic form of J5.
+
+    ``tau`` is None (zero), an array (N,) held constant, or a callable ``tau(t, q, qd)``.
+    A scipy ``OdeSolver`` (``method``: "DOP853", "RK45", "Radau") is stepped by hand so
+    that a failure (a singular configuration, an error in ``tau``, a step size collapse)
+    keeps every accepted step and reports when and why.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg import quasi
+    >>> arm = opalg.planar_arm([1.0, 1.0], [1.0, 1.0], [0.1, 0.1])
+    >>> sim = quasi.simulate(arm, [0.3, 0.2], [0.0, 0.0], (0.0, 1.0))
+    >>> sim.success, bool(np.ptp(sim.energy) < 1e-7 * abs(sim.energy).max())
+    (True, True)
+    """
+    N = model.ndof
+    q0 = check_state(model, q0, "q0")
+    nu0 = check_state(model, nu0, "nu0")
+    if q0.shape != (N,) or nu0.shape != (N,) or q0.dtype.kind != "f" or nu0.dtype.kind != "f":
+        raise StateError(f"simulate: q0 and nu0 must be single real states of shape ({N},)")
+    try:
+        t0, t1 = (float(x) for x in t_span)
+    except (TypeError, ValueError):
+        raise StateError(f"simulate: t_span must be a pair (t0, t1), got {t_span!r}") from None
+    if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+        raise StateError(f"simulate: t_span must be finite with t1 > t0, got {t_span!r}")
+    if method not in _METHODS:
+        raise StateError(f"simulate: method must be one of {sorted(_METHODS)}, got {method!r}")
+    if callable(tau):
+        tau_fn: Callable = tau
+    else:
+        tau_c = np.zeros(N) if tau is None else check_state(model, tau, "tau")
+        if tau_c.shape != (N,):
+            raise StateError(f"simulate: tau must be None, an array of shape ({N},) or a callable")
+        tau_fn = lambda t, q, qd: tau_c   # noqa: E731
+
+    def rhs(t, y):
+        q, v = y[:N], y[N:]
+        T = (lambda qd: _tau_at(model, tau_fn(t, q, qd), t)) if callable(tau) else tau_c
+        with np.errstate(over="ignore", invalid="ignore"):
+            qd, vd = nu_rhs(model, q, v, T, None, gravity)
+        return np.concatenate([qd, vd])
+
+    solver = _METHODS[method](rhs, t0, np.concatenate([q0, nu0]), t1, rtol=rtol, atol=atol, max_step=max_step)
+    ts, ys = [t0], [np.concatenate([q0, nu0])]
+    te = None if t_eval is None else np.asarray(t_eval, dtype=float)
+    ok, msg = True, "reached the end of t_span"
+    while solver.status == "running":
+        t_prev = solver.t
+        try:
+            out = solver.step()
+        except Exception as e:   # keep what was computed; report when and why
+            ok, msg = False, f"stopped at t = {t_prev:.6g}: {type(e).__name__}: {e}"
+            break
+        if solver.status == "failed" or out is not None:
+            ok, msg = False, f"stopped at t = {solver.t:.6g}: {out}"
+            break
+        if not np.all(np.isfinite(solver.y)):
+            ok, msg = False, f"stopped at t = {t_prev:.6g}: the state became non-finite"
+            break
+        if te is None:
+            ts.append(solver.t)
+            ys.append(solver.y.copy())
+        else:
+            sel = te[(te > t_prev) & (te <= solver.t)]
+            if sel.size:
+                dense = solver.dense_output()
+                ts.extend(sel.tolist())
+                ys.extend(dense(s) for s in sel)
+    t, Y = np.asarray(ts), np.asarray(ys)
+    if te is not None and te.size and te[0] > t0:
+        t, Y = t[1:], Y[1:]
+    q, v = Y[:, :N], Y[:, N:]
+    return QuasiSimulation(t, q, v, _qd_of(model, q, v), _energy(model, q, v, gravity), ok, msg)
+
+
+def _tau_at(model: Model, T, t: float) -> np.ndarray:
+    try:
+        T = check_state(model, T, "tau")
+    except StateError as e:
+        raise StateError(f"simulate: tau(t, q, qd) at t = {t:.6g}: {e}") from None
+    if T.shape != (model.ndof,):
+        raise StateError(f"simulate: tau(t, q, qd) returned shape {T.shape} at t = {t:.6g}, "
+                         f"expected ({model.ndof},)")
+    return T
+
+
+def _qd_of(model: Model, q, v) -> np.ndarray:
+    if not len(q):
+        return np.zeros_like(v)
+    kin = body_kinematics(model, q, validate=False)
+    return stack(qd_pass(model, kin, articulated(model, q, kin), v)[0], v)
+
+
+def _energy(model: Model, q, v, gravity: bool) -> np.ndarray:
+    """½νᵀDν − Σ_k m_k g·c_k(q) for each sample."""
+    if not len(q):
+        return np.zeros(0)
+    art = articulated(model, q)
+    kinetic = sum(np.einsum("...i,...ij,...j->...", v[..., s], art.D[k], v[..., s])
+                  for k, s in enumerate(model.dof_slice)) / 2
+    if not gravity:
+        return kinetic
+    from ..kinematics import body_poses
+    R, p = body_poses(model, q)
+    g = np.asarray(model.gravity, dtype=float)
+    pot = 0.0
+    for k, inert in enumerate(model.inertias):
+        c = p[k] + np.einsum("...ij,j->...i", R[k], np.asarray(inert.com, dtype=float))
+        pot = pot - float(inert.mass) * (c @ g)
+    return kinetic + pot

@@ -1,0 +1,111 @@
+"""J5 (ν̇, kinematic and dynamic forms, gravity both ways) and J7 (power balance).
+
+The reference is d/dt[Lᵀ(q)θ̇] with L the unit factor of the dense tip-first LDLᵀ of crba:
+Im(Lᵀ(q + ihθ̇))θ̇/h + Lᵀ(q)θ̈, θ̈ from opalg.aba — crba, a dense factorization and the
+complex step, none of which is the J5/J6 code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opalg
+from opalg import quasi
+from opalg.errors import StateError
+
+from helpers import assert_close, make_model, no_string_evaluated  # noqa: F401
+from quasi_dense import complex_step_dt, cond_tol, factor_at
+
+VARIANTS = [("dynamic", "body"), ("dynamic", "base"), ("kinematic", "body")]
+
+
+def nu_dot_reference(m, q, qd, qdd):
+    """d/dt (Lᵀ(q) θ̇) = (d/dt Lᵀ) θ̇ + Lᵀ θ̈, the first term by the complex step."""
+    L, _ = factor_at(m, q)
+    return complex_step_dt(lambda x: factor_at(m, x)[0].T, q, qd) @ qd + L.T @ qdd
+
+
+@pytest.mark.parametrize("kind", ["chain", "tree", "relabeled", "jain-tree", "forest"])
+@pytest.mark.parametrize("joints", ["single", "mixed", "all"])
+@pytest.mark.parametrize("gravity", [False, True])
+def test_J5_nu_dot_equals_complex_step_of_LT_qd(kind, joints, gravity):
+    """All three routes (dynamic/body gravity, dynamic/base gravity + correction, kinematic) equal
+    the reference to 10·cond(ℳ)·ε, the accuracy of the dense factor (cond up to 2e5 here)."""
+    for seed in range(2):
+        m = make_model(kind, 7, seed, joints)
+        q, qd, tau = np.random.default_rng(seed).normal(size=(3, m.ndof))
+        ref = nu_dot_reference(m, q, qd, opalg.aba(m, q, qd, tau, gravity=gravity))
+        for form, gas in VARIANTS:
+            got = quasi.nu_dot(m, q, qd, tau, gravity=gravity, form=form, gravity_as=gas)
+            assert_close(got, ref, cond_tol(m, q), f"ν̇ {form}/{gas} {kind}/{joints}/g={gravity}/{seed}")
+
+
+def test_J5_gravity_caveat_the_correction_is_needed():
+    """With gravity folded into the roots (opalg's ABA), D⁻¹ε + G*crm(V)H*θ̇ + Ġ*V⁺ misses exactly
+    G*(k)·ᵏX₀[0; g] at every non-root body (and nothing at the roots); G(k) here is the
+    block from articulated, ᵏX₀ from the body poses."""
+    m = make_model("tree", 7, 1, "mixed")
+    q, qd, tau = np.random.default_rng(4).normal(size=(3, m.ndof))
+    ref = nu_dot_reference(m, q, qd, opalg.aba(m, q, qd, tau))
+    kin = opalg.kinematics.body_kinematics(m, q, qd)             # gravity folded, as aba
+    art = opalg.articulated(m, q, kin)
+    res = opalg.innovations_passes(m, art, tau[:, None], kin.a, kin.b, keep=True)
+    rates = quasi.articulated_rates(m, q, qd)
+    kin0 = opalg.kinematics.body_kinematics(m, q, qd, gravity=False)
+    R, _ = opalg.body_poses(m, q)
+    for k, s in enumerate(m.dof_slice):
+        vJ = kin0.S[k] @ qd[s]
+        Vp = kin0.V[k] - vJ
+        w = opalg.spatial.cross_motion(kin0.V[k], vJ)
+        uncorrected = res.nu[k][:, 0] + art.G[k].T @ w + rates.G_dot[k].T @ Vp
+        g_k = np.concatenate([np.zeros(3), R[k].T @ m.gravity])       # ᵏX₀[0; g]
+        missing = ref[s] - uncorrected
+        if m.parents[k] == -1:
+            assert_close(missing, 0 * missing, 1e-12, f"root {k}", scale=np.linalg.norm(ref))
+        else:
+            assert np.linalg.norm(missing) > 1e-3 * np.linalg.norm(ref), "the caveat is not exercised"
+            assert_close(missing, art.G[k].T @ g_k, 1e-11, f"correction at body {k}")
+
+
+def test_J5_external_forces_and_batches():
+    """f_ext enters as b − f_ext in both forms; batched (one chunk and more) equals per state."""
+    m = make_model("tree", 6, 2, "all")
+    rng = np.random.default_rng(1)
+    q, qd, tau = rng.normal(size=(3, 1030, m.ndof))
+    f = rng.normal(size=(1030, m.n, 6))
+    got = quasi.nu_dot(m, q, qd, tau, f_ext=f)
+    for i in (0, 1029):
+        ref = nu_dot_reference(m, q[i], qd[i], opalg.aba(m, q[i], qd[i], tau[i], f_ext=f[i]))
+        assert_close(got[i], ref, 1e-12, f"f_ext, state {i}")
+        assert_close(quasi.nu_dot(m, q[i], qd[i], tau[i], f_ext=f[i], form="kinematic"), ref, 1e-12,
+                     "kinematic f_ext")
+    qdd = rng.normal(size=m.ndof)
+    assert_close(quasi.nu_dot_from_qdd(m, q[0], qd[0], qdd), nu_dot_reference(m, q[0], qd[0], qdd),
+                 1e-12, "nu_dot_from_qdd")
+
+
+@pytest.mark.parametrize("kind", ["chain", "tree", "relabeled"])
+@pytest.mark.parametrize("joints", ["single", "all"])
+def test_J7_power_balance(kind, joints):
+    """νᵀDν̇ + ½νᵀḊν = θ̇ᵀT (gravity off): d/dt of the kinetic energy ½νᵀDν is the input power.
+    Relative to |θ̇||T| + the size of the terms; 1e-12 (cond·ε)."""
+    for seed in range(3):
+        m = make_model(kind, 8, seed, joints)
+        q, qd, tau = np.random.default_rng(seed).normal(size=(3, m.ndof))
+        v = quasi.nu(m, q, qd)
+        vd = quasi.nu_dot(m, q, qd, tau, gravity=False)
+        r = quasi.articulated_rates(m, q, qd)
+        terms = [v[s] @ r.art.D[k] @ vd[s] + v[s] @ r.D_dot[k] @ v[s] / 2 for k, s in enumerate(m.dof_slice)]
+        scale = sum(abs(t) for t in terms) + np.linalg.norm(qd) * np.linalg.norm(tau)
+        assert_close(sum(terms), qd @ tau, 1e-12, f"power {kind}/{joints}/{seed}", scale=scale)
+
+
+def test_options_are_checked():
+    m = make_model("chain", 3, 0)
+    z = np.zeros(m.ndof)
+    with pytest.raises(StateError, match="form must be one of"):
+        quasi.nu_dot(m, z, z, z, form="fast")
+    with pytest.raises(StateError, match="gravity_as must be one of"):
+        quasi.nu_dot(m, z, z, z, gravity_as="up")
+    with pytest.raises(StateError, match="f_ext has shape"):
+        quasi.nu_dot(m, z, z, z, f_ext=np.zeros((m.n, 3)))
