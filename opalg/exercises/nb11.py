@@ -4,7 +4,8 @@ The "implement it" exercises are graded against :class:`opalg.closed.ClosedSyste
 closed trees (:func:`opalg.closed.random_closed_system`: every joint kind, loops within a branch,
 across branches and to the ground, weld, ball and revolute closures): 11.1 against
 ``ClosedSystem.compliance`` (Λ_c⁻¹ from Ω, H4) and 11.2 against ``ClosedSystem.forward`` (H5).
-The counting questions are answered by rank computations here, not by literals.
+The counting questions are answered by rank computations here, not by literals, and 11.6 (the
+worst motor pair of the two-arm box task, H10) by κ of every pair.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ __all__ = ["EXERCISES", "relative_transforms", "correction_inputs"]
 
 import numpy as np
 
-from . import Exercise, choice, close_arrays, function, integer
+from . import Exercise, _StudentError, choice, close_arrays, function, integer
 
 #: (n, topology, n_loops, seed, kinds, where) of the graded closed systems.
 _CASES = [
@@ -126,6 +127,33 @@ def _h1_rank() -> int:
     return int(np.linalg.matrix_rank(H, tol=1e-10 * np.abs(H).max()))
 
 
+def _worst_motor_pair() -> tuple[int, int]:
+    """The motor pair (j1 < j2) of least κ at the start of the redundant two-arm box task (H10, G5)."""
+    from itertools import combinations
+
+    from ..closed.ider_link import feasibility, ider_system, motor_rows, two_arms_box
+
+    task = two_arms_box((3, 4))
+    s = ider_system(task, 0.0, task.q0, task.qd0)
+    kappa = {p: feasibility(s, motor_rows(task, p)) for p in combinations(range(task.n), 2)}
+    return min(kappa, key=kappa.get)
+
+
+def _joint_pair(expected, hint: str):
+    """A grader for an unordered pair of distinct joint indices (a tuple or list of two integers)."""
+
+    def grader(answer):
+        try:
+            pair = [int(j) for j in answer]
+        except (TypeError, ValueError):
+            raise _StudentError(f"expected two joint indices such as (0, 3), got {answer!r}") from None
+        if len(pair) != 2 or pair[0] == pair[1] or any(p != a for p, a in zip(pair, answer)):
+            raise _StudentError(f"expected two distinct integer joint indices such as (0, 3), got {answer!r}")
+        return sorted(pair) == sorted(expected()), hint
+
+    return grader
+
+
 EXERCISES = {
     # Relative tolerance 1e-10: Λ_c⁻¹ from lambda_inv blocks and X12 agrees with ClosedSystem.compliance
     # to the round-off of 6x6 congruences (cond(ℳ) ≤ 1e3 on these trees: ~1e-14 observed); a missing
@@ -145,4 +173,7 @@ EXERCISES = {
                      choice("c", "abcd", "the cut changes the coordinates and the multipliers, not the motion")),
     "11.5": Exercise("11.5", "value", "an integer",
                      integer(_h1_rank, "each planar arm's Λ_r⁻¹ has rank 3; count what the object adds")),
+    "11.6": Exercise("11.6", "value", "a pair of joint indices, e.g. (0, 3)",
+                     _joint_pair(_worst_motor_pair, "compute feasibility(s7, motor_rows(task7, pair)) for all 15 "
+                                                    "pairs of joints 0..5 and take the smallest")),
 }
