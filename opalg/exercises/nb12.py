@@ -21,7 +21,7 @@ def nu_cases() -> list:
     Examples
     --------
     >>> [(m.n, len(q)) for _, m, q, _ in nu_cases()][:2]
-    [(7, 9), (10, 15)]
+    [(7, 7), (10, 16)]
     """
     import opalg
 
