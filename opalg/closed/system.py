@@ -20,20 +20,14 @@ import numpy as np
 from .. import _backend as bk
 from ..dynamics import bias, crba
 from ..errors import StateError
-from ..innovations import innovations_passes
-from ..kinematics import body_kinematics, check_state, chunked, overflow_guard
+from ..kinematics import body_kinematics, check_state, overflow_guard
 from ..model import Model
 from ..operational import omega_frames
 from ..riccati import articulated
 from . import geometry as geo
 from .closure import LoopClosure
-
-#: Default relative cut-off of the rank decision: eigenvalues of Λ_c⁻¹ below RCOND·max are
-#: treated as zero.  Structurally dependent rows (a planar loop closed with 6 rows) give
-#: eigenvalues ~1e-16 of the largest; independent ones of a well-posed mechanism stay far above
-#: 1e-10 except within ~1e-5 rad of a kinematic singularity.
-RCOND = 1e-10
-
+from .passes import forward_columns
+from .solve import RCOND, solve_compliance
 
 class RankDeficientWarning(UserWarning):
     """The closure rows are dependent at this state (Λ_c⁻¹ singular); λ is the least-norm solution."""
@@ -47,64 +41,6 @@ class ForwardResult(tuple):
         self = super().__new__(cls, (qdd, lam))
         self.qdd, self.lam, self.rank, self.m = qdd, lam, rank, m
         return self
-
-
-def solve_compliance(A, r, rcond: float = RCOND):
-    r"""λ = Λ_c r for the compliance A = Λ_c⁻¹ (..., m, m), and the numerical rank (H5).
-
-    The rank contract is that of a symmetric eigen-decomposition A = V diag(w) Vᵀ with the
-    eigenvalues w ≤ rcond·max w dropped: λ = Σ_{w_i > tol} v_i v_iᵀ r / w_i, the μ → 0 limit of
-    the damped (proximal) solve (A + μI)λ = r restricted to range(A).  It is the least-norm λ;
-    because null(A) = null(G_c*), the dropped components do not change G_c*λ, so θ̈ stays right
-    when the rows are dependent but consistent.
-
-    Fast path: a Cholesky factor A = LLᵀ and L⁻¹ certify full rank without the eigenvalues,
-    since λ_min = 1/‖L⁻¹‖₂² ≥ 1/‖L⁻¹‖_F² and λ_max ≤ tr A: a state with
-    2·rcond·tr(A)·‖L⁻¹‖_F² < 1 has every eigenvalue above the cut-off (the factor 2 covers
-    the rounding of L⁻¹), and λ = L⁻ᵀL⁻¹r.  Only the states this test cannot certify (rank
-    deficient, or within a factor ~12 of the cut-off) take the eigen-decomposition, so the
-    decision and the least-norm λ are exactly those of the eigen route.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.closed.system import solve_compliance
-    >>> lam, rank = solve_compliance(np.diag([2.0, 0.0]), np.array([1.0, 0.0]))
-    >>> lam, int(rank)
-    (array([0.5, 0. ]), 1)
-    >>> lam, rank = solve_compliance(np.diag([2.0, 4.0]), np.array([1.0, 1.0]))   # Cholesky path
-    >>> lam, int(rank)
-    (array([0.5 , 0.25]), 2)
-    """
-    A = 0.5 * (A + bk.mT(A))
-    m = A.shape[-1]
-    batch = np.broadcast_shapes(A.shape[:-2], r.shape[:-1])
-    lam = np.zeros(batch + (m,))
-    rank = np.full(batch, m)
-    ok = np.zeros(A.shape[:-2], bool)
-    if A.dtype.kind == "f" and np.all(np.isfinite(A)):
-        try:
-            Linv = np.linalg.inv(np.linalg.cholesky(A))
-        except np.linalg.LinAlgError:     # some state is not positive definite: eigen route for all
-            Linv = None
-        if Linv is not None:
-            trace = np.trace(A, axis1=-2, axis2=-1)
-            ok = 2 * rcond * trace * np.sum(Linv * Linv, (-2, -1)) < 1
-            lam_c = bk.mv(bk.mT(Linv), bk.mv(Linv, r))
-            lam = np.where(np.broadcast_to(ok, batch)[..., None], lam_c, lam)
-    okb = np.broadcast_to(ok, batch)
-    if not np.all(okb):
-        rest = ~okb
-        Ab = np.broadcast_to(A, batch + (m, m))[rest]
-        rb = np.broadcast_to(r, batch + (m,))[rest]
-        w, V = np.linalg.eigh(Ab)
-        tol = rcond * np.maximum(w[..., -1:], np.finfo(float).tiny)
-        keep = w > tol
-        winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
-        lam = lam.astype(np.result_type(lam, V, rb))
-        lam[rest] = bk.mv(V, winv * bk.mv(bk.mT(V), rb))
-        rank[rest] = keep.sum(-1)
-    return lam, rank
 
 
 class ClosedSystem:
@@ -288,7 +224,7 @@ class ClosedSystem:
         ((2, 3), (2, 2), [2, 2])
         """
         stab = _check_baumgarte(baumgarte)
-        qdd, lam, rank = _forward(self.model, q, qd, tau, f_ext=f_ext, system=self, stab=stab)
+        qdd, lam, rank = forward_columns(self.model, q, qd, tau, f_ext=f_ext, system=self, stab=stab)
         if np.any(rank < self.m):
             self._warn_rank(q, rank)
         return ForwardResult(qdd, lam, rank, self.m)
@@ -369,22 +305,3 @@ def _check_baumgarte(baumgarte):
     if not (np.isfinite(a) and np.isfinite(b) and a >= 0 and b >= 0):
         raise StateError(f"baumgarte (alpha, beta) must be finite and >= 0, got {baumgarte!r}")
     return a, b
-
-
-@chunked(3, forces=("f_ext",))
-def _forward(model: Model, q, qd, tau, f_ext=None, system: ClosedSystem | None = None, stab=None):
-    """One chunk of :meth:`ClosedSystem.forward`: [qdd, lam, rank]."""
-    kin = body_kinematics(model, q, qd, True, validate=False)
-    art = articulated(model, q, kin)
-    b = kin.b if f_ext is None else [kin.b[k] - f_ext[..., k, :] for k in range(model.n)]
-    qdd_f = innovations_passes(model, art, tau[..., None], kin.a, b).qdd[..., 0]
-    fr = geo.closure_frames(model, kin, system.closures)
-    g0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity, dtype=float)])
-    G = geo.constraint_jacobian(model, kin, system.closures, fr)
-    U = geo.drift(model, kin, system.closures, fr, gravity_acc=g0)
-    if stab is not None:
-        alpha, beta = stab
-        U = U - 2 * alpha * bk.mv(G, qd) - beta ** 2 * geo.constraint_error(system.closures, fr)
-    lam, rank = solve_compliance(system._compliance(art, fr), bk.mv(G, qdd_f) - U, system.rcond)
-    corr = innovations_passes(model, art, bk.mv(bk.mT(G), lam)[..., None]).qdd[..., 0]
-    return [qdd_f - corr, lam, rank]
