@@ -82,6 +82,10 @@ def column_passes(model: Model, kin, art, fr, system, tau, f_ext=None) -> tuple[
     loads = closure_loads(system.closures, system.row_slice, fr)
     T = bk.zeros(batch + (model.ndof, r), *likes)
     T[..., 0] = tau
+    # Bodies with one eliminated axis and a constant S (1-dof joints, float data): the pivot
+    # steps inline, without the general multi-axis loop's temporaries.
+    fast = [T.dtype.kind == "f" and art.passive is None and len(art.U[k]) == 1 and kin.S[k].ndim == 2
+            for k in range(n)]
     zp, eps = [None] * n, [None] * n
     for k in reversed(order):
         z = bk.zeros(batch + (6, r), *likes)
@@ -91,12 +95,24 @@ def column_passes(model: Model, kin, art, fr, system, tau, f_ext=None) -> tuple[
         for c in model.children[k]:
             z += bk.mm(bk.mT(kin.Xup[c]), zp[c])
             zp[c] = None                                   # consumed: release it
-        zp[k], eps[k] = art.pivot_inward(k, T[..., model.dof_slice[k], :], z)
+        if fast[k]:
+            # One axis with a constant S (E11 with n_k = 1), in place: ε = T − Sᵀz, z⁺ = z + Uε/d.
+            e = T[..., model.dof_slice[k], :] - np.einsum("i,...ir->...r", kin.S[k][:, 0], z)[..., None, :]
+            z += art.U[k][0] * (e / art.d[k][0])
+            zp[k], eps[k] = z, e
+        else:
+            zp[k], eps[k] = art.pivot_inward(k, T[..., model.dof_slice[k], :], z)
     qdd, alpha = [None] * n, [None] * n
     for k in order:
         p = parents[k]
         ap = bk.zeros(batch + (6, r), *likes) if p == -1 else bk.mm(kin.Xup[k], alpha[p])
-        qdd[k], al = art.pivot_outward(k, eps[k], ap)
+        if fast[k]:
+            # θ̈ = (ε − Uᵀα⁺)/d, α = α⁺ + Sθ̈ (in place on α⁺, a fresh product).
+            qk = (eps[k] - np.einsum("...i,...ir->...r", art.U[k][0][..., 0], ap)[..., None, :]) / art.d[k][0]
+            ap += kin.S[k] * qk
+            qdd[k], al = qk, ap
+        else:
+            qdd[k], al = art.pivot_outward(k, eps[k], ap)
         al[..., 0] += kin.a[k]                 # only the free column carries a (E9c)
         alpha[k] = al
         eps[k] = None
