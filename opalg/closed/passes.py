@@ -78,7 +78,7 @@ def column_passes(model: Model, kin, art, fr, system, tau, f_ext=None) -> tuple[
     n, order, parents = model.n, model.order, model.parents
     r = 1 + system.m
     batch = np.broadcast_shapes(kin.batch, tau.shape[:-1], () if f_ext is None else f_ext.shape[:-2])
-    likes = (tau, art.P[order[0]])
+    likes = (tau, art.P[order[0]], kin.a[order[0]], kin.b[order[0]]) + (() if f_ext is None else (f_ext,))
     loads = closure_loads(system.closures, system.row_slice, fr)
     T = bk.zeros(batch + (model.ndof, r), *likes)
     T[..., 0] = tau
@@ -88,13 +88,20 @@ def column_passes(model: Model, kin, art, fr, system, tau, f_ext=None) -> tuple[
             for k in range(n)]
     zp, eps = [None] * n, [None] * n
     for k in reversed(order):
-        z = bk.zeros(batch + (6, r), *likes)
-        z[..., 0] = bk.mv(art.P[k], kin.a[k]) + (kin.b[k] if f_ext is None else kin.b[k] - f_ext[..., k, :])
+        z = None
+        for c in model.children[k]:
+            zc = bk.mm(bk.mT(kin.Xup[c]), zp[c])
+            if z is None:
+                z = zc                                     # a fresh product: accumulate in place
+            else:
+                z += zc
+            zp[c] = None                                   # consumed: release it
+        if z is None or z.shape != batch + (6, r) or z.dtype != T.dtype:
+            z = (bk.zeros(batch + (6, r), *likes) if z is None else
+                 np.broadcast_to(z, batch + (6, r)) + bk.zeros(batch + (6, r), *likes))
+        z[..., 0] += bk.mv(art.P[k], kin.a[k]) + (kin.b[k] if f_ext is None else kin.b[k] - f_ext[..., k, :])
         for cols, F in loads.get(k, ()):
             z[..., cols] += F
-        for c in model.children[k]:
-            z += bk.mm(bk.mT(kin.Xup[c]), zp[c])
-            zp[c] = None                                   # consumed: release it
         if fast[k]:
             # One axis with a constant S (E11 with n_k = 1), in place: ε = T − Sᵀz, z⁺ = z + Uε/d.
             e = T[..., model.dof_slice[k], :] - np.einsum("i,...ir->...r", kin.S[k][:, 0], z)[..., None, :]
