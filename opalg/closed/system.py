@@ -5,9 +5,12 @@ The tree's equations with the closures' reactions, and the closures' acceleratio
 .. math::
     ℳ\ddot θ + C = T + Σ_k J_k^* f_{ext}(k) − G_c^* λ,\qquad G_c \ddot θ = U,
 
-solved by the tree operators: the free ABA θ̈_f = ℳ⁻¹(T − C), the constraint compliance
-Λ_c⁻¹ = G_cℳ⁻¹G_c* = Π_c T_c (ℬ*Ωℬ) T_c* Π_c* (F3, F5), λ = Λ_c(G_cθ̈_f − U) and one more
-pair of passes θ̈ = θ̈_f − ℳ⁻¹G_c*λ — all on one Riccati factorization.
+solved by the tree operators on one Riccati factorization: the free ABA θ̈_f = ℳ⁻¹(T − C),
+λ = Λ_c(G_cθ̈_f − U) and θ̈ = θ̈_f − ℳ⁻¹G_c*λ.  :meth:`ClosedSystem.forward` gets θ̈_f and the
+columns ℳ⁻¹G_c* from one pair of passes on 1 + m right-hand sides (:mod:`.passes`), and
+Λ_c⁻¹ = G_c(ℳ⁻¹G_c*) from the closure frames' accelerations of those columns;
+:meth:`ClosedSystem.compliance` is the Ω route Λ_c⁻¹ = Π_c T_c (ℬ*Ωℬ) T_c* Π_c* (F3, F5), which
+the tests hold the fast route against.
 """
 
 from __future__ import annotations
@@ -199,11 +202,16 @@ class ClosedSystem:
             \ddot θ_f = ℳ^{-1}(T + Σ J^*f_{ext} − C),\quad λ = Λ_c (G_c\ddot θ_f − U),\quad
             \ddot θ = \ddot θ_f − ℳ^{-1} G_c^* λ,
 
-        the first and last by :func:`opalg.innovations_passes` on one Riccati factorization
-        (the last with a = b = 0), Λ_c⁻¹ from that same factorization.  With
+        on one Riccati factorization, by one inward and one outward pass (E9) on 1 + m columns
+        at once (:func:`opalg.closed.passes.forward_columns`): the free ABA, and the m unit
+        closure forces entering as body forces at the two frames, which give ℳ⁻¹G_c*.  The
+        frames' accelerations of those columns give G_cθ̈_f − U (H3) and Λ_c⁻¹ = G_c(ℳ⁻¹G_c*)
+        (H4; the Ω route of :meth:`compliance` is its cross-check), and the correction is the
+        product (ℳ⁻¹G_c*)λ — no G_c, no dense ℳ and no third pass.  With
         ``baumgarte=(α, β)`` the constraint is G_cθ̈ = U − 2αG_cθ̇ − β²e(q) (H6).
 
-        Dependent rows: λ is the least-norm solution (:func:`solve_compliance`), a
+        λ by a Cholesky factor of Λ_c⁻¹ where it certifies full rank, the eigen-decomposition
+        otherwise.  Dependent rows: λ is the least-norm solution (:func:`solve_compliance`), a
         :class:`RankDeficientWarning` names the rank and the closures involved, and ``.rank``
         holds it per state; G_c*λ and θ̈ stay right.
 
