@@ -86,6 +86,9 @@ def column_passes(model: Model, kin, art, fr, system, tau, f_ext=None) -> tuple[
     # steps inline, without the general multi-axis loop's temporaries.
     fast = [T.dtype.kind == "f" and art.passive is None and len(art.U[k]) == 1 and kin.S[k].ndim == 2
             for k in range(n)]
+    # ... and when S is a unit vector e_i (URDF joints about a frame axis), Sᵀz is row i of z
+    # and Sθ̈ touches row i of α only.
+    unit = [_unit_row(kin.S[k]) if fast[k] else None for k in range(n)]
     zp, eps = [None] * n, [None] * n
     for k in reversed(order):
         z = None
@@ -104,7 +107,9 @@ def column_passes(model: Model, kin, art, fr, system, tau, f_ext=None) -> tuple[
             z[..., cols] += F
         if fast[k]:
             # One axis with a constant S (E11 with n_k = 1), in place: ε = T − Sᵀz, z⁺ = z + Uε/d.
-            e = T[..., model.dof_slice[k], :] - np.einsum("i,...ir->...r", kin.S[k][:, 0], z)[..., None, :]
+            Sz = z[..., unit[k]:unit[k] + 1, :] if unit[k] is not None else \
+                np.einsum("i,...ir->...r", kin.S[k][:, 0], z)[..., None, :]
+            e = T[..., model.dof_slice[k], :] - Sz
             z += art.U[k][0] * (e / art.d[k][0])
             zp[k], eps[k] = z, e
         else:
@@ -116,7 +121,10 @@ def column_passes(model: Model, kin, art, fr, system, tau, f_ext=None) -> tuple[
         if fast[k]:
             # θ̈ = (ε − Uᵀα⁺)/d, α = α⁺ + Sθ̈ (in place on α⁺, a fresh product).
             qk = (eps[k] - np.einsum("...i,...ir->...r", art.U[k][0][..., 0], ap)[..., None, :]) / art.d[k][0]
-            ap += kin.S[k] * qk
+            if unit[k] is not None:
+                ap[..., unit[k]:unit[k] + 1, :] += qk
+            else:
+                ap += kin.S[k] * qk
             qdd[k], al = qk, ap
         else:
             qdd[k], al = art.pivot_outward(k, eps[k], ap)
@@ -127,6 +135,12 @@ def column_passes(model: Model, kin, art, fr, system, tau, f_ext=None) -> tuple[
     g0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity, dtype=float)])
     R, W = frame_rows(system.closures, fr, kin, alpha, g0)
     return Q, R, W
+
+
+def _unit_row(S) -> int | None:
+    """i if the constant (6, 1) axis S is exactly the unit vector e_i, else None."""
+    nz = np.flatnonzero(S[:, 0])
+    return int(nz[0]) if len(nz) == 1 and S[nz[0], 0] == 1.0 else None
 
 
 @chunked(3, forces=("f_ext",))
