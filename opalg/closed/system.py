@@ -5,9 +5,12 @@ The tree's equations with the closures' reactions, and the closures' acceleratio
 .. math::
     ℳ\ddot θ + C = T + Σ_k J_k^* f_{ext}(k) − G_c^* λ,\qquad G_c \ddot θ = U,
 
-solved by the tree operators: the free ABA θ̈_f = ℳ⁻¹(T − C), the constraint compliance
-Λ_c⁻¹ = G_cℳ⁻¹G_c* = Π_c T_c (ℬ*Ωℬ) T_c* Π_c* (F3, F5), λ = Λ_c(G_cθ̈_f − U) and one more
-pair of passes θ̈ = θ̈_f − ℳ⁻¹G_c*λ — all on one Riccati factorization.
+solved by the tree operators on one Riccati factorization: the free ABA θ̈_f = ℳ⁻¹(T − C),
+λ = Λ_c(G_cθ̈_f − U) and θ̈ = θ̈_f − ℳ⁻¹G_c*λ.  :meth:`ClosedSystem.forward` gets θ̈_f and the
+columns ℳ⁻¹G_c* from one pair of passes on 1 + m right-hand sides (:mod:`.passes`), and
+Λ_c⁻¹ = G_c(ℳ⁻¹G_c*) from the closure frames' accelerations of those columns;
+:meth:`ClosedSystem.compliance` is the Ω route Λ_c⁻¹ = Π_c T_c (ℬ*Ωℬ) T_c* Π_c* (F3, F5), which
+the tests hold the fast route against.
 """
 
 from __future__ import annotations
@@ -20,20 +23,14 @@ import numpy as np
 from .. import _backend as bk
 from ..dynamics import bias, crba
 from ..errors import StateError
-from ..innovations import innovations_passes
-from ..kinematics import body_kinematics, check_state, chunked, overflow_guard
+from ..kinematics import body_kinematics, check_state, overflow_guard
 from ..model import Model
 from ..operational import omega_frames
 from ..riccati import articulated
 from . import geometry as geo
 from .closure import LoopClosure
-
-#: Default relative cut-off of the rank decision: eigenvalues of Λ_c⁻¹ below RCOND·max are
-#: treated as zero.  Structurally dependent rows (a planar loop closed with 6 rows) give
-#: eigenvalues ~1e-16 of the largest; independent ones of a well-posed mechanism stay far above
-#: 1e-10 except within ~1e-5 rad of a kinematic singularity.
-RCOND = 1e-10
-
+from .passes import forward_columns
+from .solve import RCOND, solve_compliance
 
 class RankDeficientWarning(UserWarning):
     """The closure rows are dependent at this state (Λ_c⁻¹ singular); λ is the least-norm solution."""
@@ -47,32 +44,6 @@ class ForwardResult(tuple):
         self = super().__new__(cls, (qdd, lam))
         self.qdd, self.lam, self.rank, self.m = qdd, lam, rank, m
         return self
-
-
-def solve_compliance(A, r, rcond: float = RCOND):
-    r"""λ = Λ_c r for the compliance A = Λ_c⁻¹ (..., m, m), and the numerical rank (H5).
-
-    A symmetric eigen-decomposition A = V diag(w) Vᵀ; eigenvalues w ≤ rcond·max w are dropped:
-    λ = Σ_{w_i > tol} v_i v_iᵀ r / w_i, the μ → 0 limit of the damped (proximal) solve
-    (A + μI)λ = r restricted to range(A).  It is the least-norm λ; because null(A) = null(G_c*),
-    the dropped components do not change G_c*λ, so θ̈ stays right when the rows are dependent
-    but consistent.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.closed.system import solve_compliance
-    >>> lam, rank = solve_compliance(np.diag([2.0, 0.0]), np.array([1.0, 0.0]))
-    >>> lam, int(rank)
-    (array([0.5, 0. ]), 1)
-    """
-    A = 0.5 * (A + bk.mT(A))
-    w, V = np.linalg.eigh(A)
-    tol = rcond * np.maximum(w[..., -1:], np.finfo(float).tiny)
-    keep = w > tol
-    winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
-    lam = bk.mv(V, winv * bk.mv(bk.mT(V), r))
-    return lam, keep.sum(-1)
 
 
 class ClosedSystem:
@@ -231,11 +202,16 @@ class ClosedSystem:
             \ddot θ_f = ℳ^{-1}(T + Σ J^*f_{ext} − C),\quad λ = Λ_c (G_c\ddot θ_f − U),\quad
             \ddot θ = \ddot θ_f − ℳ^{-1} G_c^* λ,
 
-        the first and last by :func:`opalg.innovations_passes` on one Riccati factorization
-        (the last with a = b = 0), Λ_c⁻¹ from that same factorization.  With
+        on one Riccati factorization, by one inward and one outward pass (E9) on 1 + m columns
+        at once (:func:`opalg.closed.passes.forward_columns`): the free ABA, and the m unit
+        closure forces entering as body forces at the two frames, which give ℳ⁻¹G_c*.  The
+        frames' accelerations of those columns give G_cθ̈_f − U (H3) and Λ_c⁻¹ = G_c(ℳ⁻¹G_c*)
+        (H4; the Ω route of :meth:`compliance` is its cross-check), and the correction is the
+        product (ℳ⁻¹G_c*)λ — no G_c, no dense ℳ and no third pass.  With
         ``baumgarte=(α, β)`` the constraint is G_cθ̈ = U − 2αG_cθ̇ − β²e(q) (H6).
 
-        Dependent rows: λ is the least-norm solution (:func:`solve_compliance`), a
+        λ by a Cholesky factor of Λ_c⁻¹ where it certifies full rank, the eigen-decomposition
+        otherwise.  Dependent rows: λ is the least-norm solution (:func:`solve_compliance`), a
         :class:`RankDeficientWarning` names the rank and the closures involved, and ``.rank``
         holds it per state; G_c*λ and θ̈ stay right.
 
@@ -256,7 +232,7 @@ class ClosedSystem:
         ((2, 3), (2, 2), [2, 2])
         """
         stab = _check_baumgarte(baumgarte)
-        qdd, lam, rank = _forward(self.model, q, qd, tau, f_ext=f_ext, system=self, stab=stab)
+        qdd, lam, rank = forward_columns(self.model, q, qd, tau, f_ext=f_ext, system=self, stab=stab)
         if np.any(rank < self.m):
             self._warn_rank(q, rank)
         return ForwardResult(qdd, lam, rank, self.m)
@@ -337,22 +313,3 @@ def _check_baumgarte(baumgarte):
     if not (np.isfinite(a) and np.isfinite(b) and a >= 0 and b >= 0):
         raise StateError(f"baumgarte (alpha, beta) must be finite and >= 0, got {baumgarte!r}")
     return a, b
-
-
-@chunked(3, forces=("f_ext",))
-def _forward(model: Model, q, qd, tau, f_ext=None, system: ClosedSystem | None = None, stab=None):
-    """One chunk of :meth:`ClosedSystem.forward`: [qdd, lam, rank]."""
-    kin = body_kinematics(model, q, qd, True, validate=False)
-    art = articulated(model, q, kin)
-    b = kin.b if f_ext is None else [kin.b[k] - f_ext[..., k, :] for k in range(model.n)]
-    qdd_f = innovations_passes(model, art, tau[..., None], kin.a, b).qdd[..., 0]
-    fr = geo.closure_frames(model, kin, system.closures)
-    g0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity, dtype=float)])
-    G = geo.constraint_jacobian(model, kin, system.closures, fr)
-    U = geo.drift(model, kin, system.closures, fr, gravity_acc=g0)
-    if stab is not None:
-        alpha, beta = stab
-        U = U - 2 * alpha * bk.mv(G, qd) - beta ** 2 * geo.constraint_error(system.closures, fr)
-    lam, rank = solve_compliance(system._compliance(art, fr), bk.mv(G, qdd_f) - U, system.rcond)
-    corr = innovations_passes(model, art, bk.mv(bk.mT(G), lam)[..., None]).qdd[..., 0]
-    return [qdd_f - corr, lam, rank]

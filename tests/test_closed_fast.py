@@ -1,0 +1,109 @@
+"""The fast route of ClosedSystem.forward (docs/REFERENCE.md H5), against independent routes.
+
+* the column passes' Λ_c⁻¹ = G_c(ℳ⁻¹G_c*) against the Ω route (:meth:`ClosedSystem.compliance`,
+  F3/F5) and the dense G_c ℳ⁻¹ G_cᵀ (crba + LU), on the random trees of tests/test_closed.py;
+* :func:`solve_compliance`'s Cholesky fast path against a plain eigen-decomposition least-norm
+  solve written here: same rank decision and λ, for well-conditioned, near-cut-off, singular and
+  mixed batches;
+* forward with Baumgarte terms against the dense KKT solve with U − 2αG_cθ̇ − β²e(q).
+
+Tolerances as in tests/test_closed.py: 1e-13·cond of the matrix solved (a few hundred ε of
+backward error times cond).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opalg
+from opalg.closed import random_closed_system, solve_compliance
+from opalg.closed.passes import column_compliance
+
+from helpers import assert_close
+
+CASES = [
+    (8, "chain", ("branch",), ("weld",), 0),
+    (8, "chain", ("ground",), ("revolute",), 1),
+    (10, "tree", ("across",), ("ball",), 3),
+    (12, "tree", ("branch", "across", "ground"), ("weld", "ball", "revolute"), 6),
+]
+
+
+def system(case, joints="all"):
+    n, topo, where, kinds, seed = case
+    n += 6 if joints == "revolute" else 0           # 1-dof joints: more bodies for 6-dof loop paths
+    return random_closed_system(n, max(len(where), len(kinds)), seed, kinds=kinds, where=where,
+                                topology=topo, joints=joints)
+
+
+PAIRS = [(c, "all") for c in CASES] + [(c, "revolute") for c in CASES[:3]]
+
+
+@pytest.mark.parametrize("case, joints", PAIRS, ids=[f"{c[1]}-{'+'.join(c[2])}-{j}" for c, j in PAIRS])
+def test_column_compliance_matches_omega_and_dense(case, joints):
+    """joints="all" has multi-axis joints (the general pivot steps), "revolute" the inline 1-dof ones."""
+    sys, q = system(case, joints)
+    qs = np.stack([q, q + 0.2])
+    G = sys.jacobian(qs)
+    M = opalg.crba(sys.model, qs)
+    dense = G @ np.linalg.solve(M, np.swapaxes(G, -1, -2))
+    cond = max(np.linalg.cond(M[i]) for i in range(2))
+    cols = column_compliance(sys.model, qs, system=sys)
+    assert_close(cols, dense, 1e-13 * cond, "Λ_c⁻¹ by the column passes vs G ℳ⁻¹ Gᵀ")
+    assert_close(cols, sys.compliance(qs), 1e-13 * cond, "Λ_c⁻¹ by the column passes vs the Ω route")
+
+
+def eigen_least_norm(A, r, rcond):
+    """The reference: eigenvalues ≤ rcond·max dropped, per state."""
+    out, ranks = [], []
+    for Ai, ri in zip(A.reshape((-1,) + A.shape[-2:]), r.reshape((-1, r.shape[-1]))):
+        w, V = np.linalg.eigh(0.5 * (Ai + Ai.T))
+        keep = w > rcond * w[-1]
+        out.append(V[:, keep] @ ((V[:, keep].T @ ri) / w[keep]))
+        ranks.append(int(keep.sum()))
+    return np.array(out).reshape(r.shape), np.array(ranks).reshape(r.shape[:-1])
+
+
+def spd(rng, eigs):
+    Q, _ = np.linalg.qr(rng.normal(size=(len(eigs), len(eigs))))
+    return (Q * np.asarray(eigs)) @ Q.T
+
+
+@pytest.mark.parametrize("kind", ["well", "near_cutoff", "singular", "mixed"])
+def test_solve_compliance_fast_path_matches_eigen_route(kind):
+    rng = np.random.default_rng(11)
+    rcond = 1e-10
+    spectra = {
+        "well": [[1.0, 2.0, 3.0, 5.0, 8.0, 13.0]] * 4,
+        # within the fast test's margin of the cut-off: certified by the eigen route only
+        "near_cutoff": [[3e-10, 1, 1, 1, 1, 1], [5e-11, 1, 1, 1, 1, 1], [2e-9, 1, 2, 3, 4, 5]],
+        "singular": [[0.0, 0.0, 1.0, 2.0, 3.0, 4.0]] * 2,
+        "mixed": [[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [0.0, 1.0, 1.0, 2.0, 2.0, 3.0], [1e-3, 1, 1, 1, 1, 1e3]],
+    }[kind]
+    A = np.stack([spd(rng, s) for s in spectra])
+    r = rng.normal(size=(len(spectra), 6))
+    lam, rank = solve_compliance(A, r, rcond)
+    ref, rank_ref = eigen_least_norm(A, r, rcond)
+    assert rank.tolist() == rank_ref.tolist()
+    for i, s in enumerate(spectra):
+        cond = max(s) / min(x for x in s if x > rcond * max(s))
+        assert_close(lam[i], ref[i], 1e-14 * cond, f"λ of state {i} vs eigen route")
+
+
+def test_forward_with_baumgarte_matches_dense_kkt():
+    """Off the manifold (e ≠ 0, G_cθ̇ ≠ 0): the stabilized constraint row, dense KKT built here."""
+    sys, q0 = system(CASES[3])
+    rng = np.random.default_rng(5)
+    q = q0 + 0.05 * rng.normal(size=q0.size)
+    qd, tau = rng.normal(size=(2, q.size))
+    a, b = 3.0, 4.0
+    qdd, lam = sys.forward(q, qd, tau, baumgarte=(a, b))
+    M, C = opalg.crba(sys.model, q), opalg.bias(sys.model, q, qd)
+    G = sys.jacobian(q)
+    U = sys.drift(q, qd) - 2 * a * G @ qd - b ** 2 * sys.constraint_error(q)
+    N, m = q.size, sys.m
+    K = np.block([[M, G.T], [G, np.zeros((m, m))]])
+    x = np.linalg.solve(K, np.concatenate([tau - C, U]))
+    assert np.linalg.norm(sys.constraint_error(q)) > 1e-3        # the β² term does enter
+    assert_close(qdd, x[:N], 1e-13 * np.linalg.cond(K), "θ̈ with Baumgarte vs dense KKT")
