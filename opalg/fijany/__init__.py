@@ -9,6 +9,7 @@ A on a chain is a :class:`opalg.block_ops.BlockTridiagonal`, solved by block cyc
 reduction in ⌈log₂ n⌉ + 1 batched levels (I3).
 """
 
+from .depth import CriticalPath, critical_path
 from .factors import Factors, constraint_directions, depth_levels, factors, forward
 
-__all__ = ["Factors", "constraint_directions", "depth_levels", "factors", "forward"]
+__all__ = ["CriticalPath", "critical_path", "Factors", "constraint_directions", "depth_levels", "factors", "forward"]
