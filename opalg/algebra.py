@@ -392,3 +392,11 @@ class Product(Operator):
 
     def inv(self):
         return Product([f.inv() for f in reversed(self.factors)])
+
+
+def __getattr__(name: str):
+    # BlockTridiagonal and BlockSparse live in opalg.block_ops (which imports this module).
+    if name in ("BlockTridiagonal", "BlockSparse"):
+        from . import block_ops
+        return getattr(block_ops, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

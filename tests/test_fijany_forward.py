@@ -1,0 +1,158 @@
+"""opalg.fijany.forward (I4) and BlockTridiagonal (I3).
+
+Independent routes: opalg.aba (innovations), a dense solve of crba with rnea's bias, the hinge
+forces f = φ(Mφ*(H*q̈ + a) + b) with φ = inv(I − ℰφ) (dense, not opalg's recursions), and
+dense solves of the assembled block tridiagonal matrices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opalg
+from opalg import fijany
+from opalg.block_ops import BlockTridiagonal
+
+from fijany_models import KINDS, model, scaled_masses
+from helpers import assert_close, dense_soa, rel_err
+
+EPS = np.finfo(float).eps
+
+
+def _state(m, seed):
+    return np.random.default_rng(200 + seed).normal(size=(3, m.ndof))
+
+
+def _hinge_forces(m, q, qd, qdd, f_ext=None):
+    """f = φ(M φ*(H* q̈ + a) + b − f_ext), dense (C2 with φ from a dense inverse)."""
+    d = dense_soa(m, q, qd)
+    ops = d.ops
+    b = ops.b - (0 if f_ext is None else f_ext.reshape(-1))
+    return d.phi @ (d.M @ d.phi.T @ (d.H.T @ qdd + ops.a) + b)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("method", ["cyclic", "thomas"])
+def test_I4_cfa_equals_aba_and_dense_solve(kind, seed, method):
+    m = model(kind, 11, seed)
+    q, qd, tau = _state(m, seed)
+    qdd, Fc = fijany.forward(m, q, qd, tau, method=method)
+    Mq = opalg.crba(m, q)
+    tol = 100 * np.linalg.cond(Mq) * EPS          # cond(A) ≈ cond(ℳ) on unscaled models
+    assert_close(qdd, opalg.aba(m, q, qd, tau), tol, "CFA q̈ vs aba")
+    assert_close(qdd, np.linalg.solve(Mq, tau - opalg.bias(m, q, qd)), tol, "CFA q̈ vs solve(crba)")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(3))
+def test_I4_constraint_forces_are_W_times_hinge_forces(kind, seed):
+    m = model(kind, 9, seed)
+    q, qd, tau = _state(m, seed)
+    f_ext = np.random.default_rng(seed).normal(size=(m.n, 6))
+    qdd, Fc = fijany.forward(m, q, qd, tau, f_ext=f_ext)
+    assert_close(qdd, opalg.aba(m, q, qd, tau, f_ext=f_ext), 1e-10, "q̈ with f_ext vs aba")
+    f = _hinge_forces(m, q, qd, qdd, f_ext)
+    d = dense_soa(m, q)
+    assert_close(d.H @ f, tau, 1e-10, "H f = T (the hinge forces are consistent)")
+    W = fijany.factors(m, q).W.dense()
+    # f is O(|M||α|): compare with the size of f, not of F_c (some components are small)
+    assert_close(Fc, W @ f, 1e-10, "F_c vs W f", scale=np.linalg.norm(f))
+
+
+def test_I4_batched_states_equal_one_by_one():
+    m = model("branched", 8, 1)
+    rng = np.random.default_rng(0)
+    q, qd, tau = rng.normal(size=(3, 4, m.ndof))
+    qdd, Fc = fijany.forward(m, q, qd, tau)
+    for s in range(4):
+        a, b = fijany.forward(m, q[s], qd[s], tau[s])
+        assert_close(qdd[s], a, 1e-13, f"batched q̈[{s}]")
+        assert_close(Fc[s], b, 1e-13, f"batched F_c[{s}]")
+
+
+def test_accuracy_vs_dense_LU_at_mass_ratios_1e3():
+    """With masses spread over 10^±3 the CFA loses accuracy with cond(A) (A = WQW* contains
+    M⁻¹ of the light bodies), but no more than a dense LU solve of the same A-system does."""
+    rows = []
+    for seed in range(4):
+        m = scaled_masses(opalg.random_model(16, "chain", seed=seed, joints="all"), seed, 3.0)
+        q, qd, tau = _state(m, seed)
+        Mq = opalg.crba(m, q)
+        rhs = tau - opalg.bias(m, q, qd)
+        ref = np.linalg.solve(Mq, rhs)                          # LU on ℳ
+        qdd, _ = fijany.forward(m, q, qd, tau)
+        # the same I4 formulas with the A-solve done by dense LU
+        F = fijany.factors(m, q)
+        d = dense_soa(m, q, qd)
+        E = d.E_phi
+        y = d.ops.a + (np.eye(6 * m.n) - E).T @ np.linalg.solve(d.M, d.ops.b)
+        perm = np.concatenate([np.arange(sum(6 - n for n in m.joint_sizes[:k]),
+                                         sum(6 - n for n in m.joint_sizes[:k + 1])) for k in F.cf_order]).astype(int)
+        Fc = np.linalg.solve(F.A.dense(), (F.W.dense() @ y)[perm] - F.B.dense() @ tau)
+        qdd_lu = F.C.dense() @ tau + F.B.dense().T @ Fc - F.H_hat.dense() @ y
+        condA = np.linalg.cond(F.A.dense())
+        e_cfa, e_lu = rel_err(qdd, ref), rel_err(qdd_lu, ref)
+        rows.append((condA, e_cfa, e_lu))
+        assert e_cfa <= 10 * e_lu + 1e-14, f"CFA error {e_cfa:.2e} vs dense LU on A {e_lu:.2e}"
+        assert e_cfa <= condA * EPS, f"CFA error {e_cfa:.2e} above cond(A)·eps = {condA * EPS:.2e}"
+    assert max(r[0] for r in rows) > 1e6          # the scaling did make A ill-conditioned
+
+
+# -- BlockTridiagonal ---------------------------------------------------------------------
+
+def _random_bt(n, rng, batch=(), sym=True):
+    sizes = rng.integers(1, 5, n)
+    D = [rng.normal(size=batch + (s, s)) + 8 * np.eye(s) for s in sizes]
+    L = [rng.normal(size=batch + (sizes[i + 1], sizes[i])) for i in range(n - 1)]
+    U = None if sym else [rng.normal(size=batch + (sizes[i], sizes[i + 1])) for i in range(n - 1)]
+    return BlockTridiagonal(D, L, U, "A"), sizes, D, L, U
+
+
+def _assemble(sizes, D, L, U):
+    """Dense matrix from the blocks (independent of BlockTridiagonal's padding)."""
+    off = np.concatenate([[0], np.cumsum(sizes)])
+    batch = D[0].shape[:-2]
+    A = np.zeros(batch + (off[-1], off[-1]))
+    for i, d in enumerate(D):
+        A[..., off[i]:off[i + 1], off[i]:off[i + 1]] = d
+    for i, low in enumerate(L):
+        A[..., off[i + 1]:off[i + 2], off[i]:off[i + 1]] = low
+        A[..., off[i]:off[i + 1], off[i + 1]:off[i + 2]] = np.swapaxes(low, -1, -2) if U is None else U[i]
+    return A
+
+
+@pytest.mark.parametrize("n", list(range(1, 65)))
+def test_bcr_equals_dense_solve_and_counts_levels(n):
+    rng = np.random.default_rng(n)
+    A, sizes, D, L, U = _random_bt(n, rng, batch=(3,), sym=n % 3 != 0)
+    Ad = _assemble(sizes, D, L, U)
+    assert_close(A.dense(), Ad, 0.0, "dense()")
+    b = rng.normal(size=(3, Ad.shape[-1]))
+    ref = np.linalg.solve(Ad, b[..., None])[..., 0]
+    x, tr = A.solve(b, method="cyclic", trace=True)
+    # diagonally dominant blocks: cond(A) = O(10), errors of a few eps
+    assert_close(x, ref, 1e-12, f"cyclic, n={n}")
+    assert_close(A.solve(b, method="thomas"), ref, 1e-12, f"thomas, n={n}")
+    assert_close(A @ x, b, 1e-12, "A @ x")
+    assert tr.levels == int(np.ceil(np.log2(n))) + 1
+    assert tr.blocks[0] == n and tr.blocks[-1] == 1
+    assert all(tr.blocks[i + 1] == (tr.blocks[i] + 1) // 2 for i in range(len(tr.blocks) - 1))
+    assert tr.eliminated[:-1] == [s // 2 for s in tr.blocks[:-1]]
+
+
+def test_block_tridiagonal_transpose_and_errors():
+    rng = np.random.default_rng(0)
+    A, sizes, D, L, U = _random_bt(5, rng, sym=False)
+    assert_close(A.T.dense(), _assemble(sizes, D, L, U).T, 0.0, "A.T")
+    with pytest.raises(opalg.StateError, match="rhs has shape"):
+        A.solve(np.zeros(A.shape[0] + 1))
+    with pytest.raises(ValueError, match="method"):
+        A.solve(np.zeros(A.shape[0]), method="lu")
+    with pytest.raises(ValueError, match="trace=True needs"):
+        A.solve(np.zeros(A.shape[0]), method="thomas", trace=True)
+    with pytest.raises(ValueError, match="coupling blocks"):
+        BlockTridiagonal([np.eye(2), np.eye(3)], [np.ones((2, 2))])
+    with pytest.raises(opalg.StateError, match="singular"):
+        BlockTridiagonal([np.zeros((2, 2)), np.eye(2)], [np.eye(2)]).solve(np.ones(4), method="thomas")
