@@ -1,0 +1,206 @@
+r"""The common-frame CRBA (docs/REFERENCE.md D8): one 6-vector dot product per entry of ℳ.
+
+Express every motion subspace and every composite inertia in one frame ``0`` (the ground
+frame): ``S⁰(i) = ⁰X_i H*(i)`` and ``R⁰(k) = Σ_{j ⪯ k} ⁰X_j^{-*} M(j) ⁰X_j^{-1}``.  Then
+
+.. math:: ℳ(i, j) = H(i) φ(i, j) R(j) H^*(j) = S^0(i)^* F^0(j),\qquad F^0(j) = R^0(j) S^0(j),
+          \quad i ⪰ j,
+
+because ``φ(i, j) = ⁰X_i^* ⁰X_j^{-*}`` (A1).  No transform is applied per (body, ancestor) step:
+the composite sum ``R⁰(℘k) += R⁰(k)`` is an addition, and each entry is a dot product of
+length 6.  The subspaces and inertias are kept as 3-vectors and 3×3 blocks (``R⁰ = [[J, h̃],
+[−h̃, m]]``: mass, first moment, rotational inertia about the frame's origin).
+
+Arrays here are laid out *body-major and state-last*, (bodies, 3, 3, states): numpy's
+elementwise arithmetic on contiguous state axes is several times faster than its stacked
+matmul on 3×3 or 6×6 matrices, and the loops run once per depth level of the tree (all
+bodies of a level at once), not once per body.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import opcount
+from .model import Model
+
+
+# ----------------------------------------------------------------------------------------
+# counted kernels on state-last arrays (…, 3, b), (…, 3, 3, b)
+# ----------------------------------------------------------------------------------------
+def _count(out: np.ndarray, per_entry: int, kind: str) -> None:
+    if opcount._ACTIVE:
+        opcount.tally(out.size // out.shape[-1] * per_entry, kind)
+
+
+def _matmul(A, B):
+    """A @ B on (…, 3, 3, b) arrays: 27 multiply-adds per product."""
+    out = A[..., :, 0:1, :] * B[..., 0:1, :, :]
+    out = out + A[..., :, 1:2, :] * B[..., 1:2, :, :]
+    out = out + A[..., :, 2:3, :] * B[..., 2:3, :, :]
+    _count(out, 3, "world")
+    return out
+
+
+def _matvec(A, x):
+    """A x on (…, 3, 3, b) and (…, 3, b): 9 multiply-adds."""
+    out = A[..., :, 0, :] * x[..., 0:1, :] + A[..., :, 1, :] * x[..., 1:2, :] + A[..., :, 2, :] * x[..., 2:3, :]
+    _count(out, 3, "world")
+    return out
+
+
+def _matvec_t(A, x):
+    """Aᵀ x on (…, 3, 3, b) and (…, 3, b): 9 multiply-adds."""
+    out = A[..., 0, :, :] * x[..., 0:1, :] + A[..., 1, :, :] * x[..., 1:2, :] + A[..., 2, :, :] * x[..., 2:3, :]
+    _count(out, 3, "world")
+    return out
+
+
+def _cross(a, b):
+    """a × b along axis −2 of (…, 3, b) arrays: 6 multiply-adds."""
+    a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
+    b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
+    out = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -2)
+    _count(out, 2, "world")
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# per-model constants
+# ----------------------------------------------------------------------------------------
+class _Plan:
+    """Depth levels, the dof → body map, the ancestor masks and the body inertia parameters."""
+
+    def __init__(self, model: Model):
+        n, N = model.n, model.ndof
+        depth = [0] * n
+        for k in model.order:
+            p = model.parents[k]
+            depth[k] = 0 if p == -1 else depth[p] + 1
+        self.levels = []
+        for d in range(max(depth) + 1):
+            ks = np.array([k for k in model.order if depth[k] == d])
+            ps = np.array([model.parents[k] for k in ks])
+            self.levels.append((ks, ps, len(set(ps.tolist())) == len(ps)))
+        self.body_of = np.concatenate([np.full(model.joints[k].ndof, k) for k in range(n)])
+        self.identity_dofs = N == n
+        # anc[i, j]: body(i) ⪰ body(j) (ancestor or the same body), in label order.
+        anc_body = np.zeros((n, n), bool)
+        for j in range(n):
+            k = j
+            while k != -1:
+                anc_body[k, j] = True
+                k = model.parents[k]
+        self.anc = anc_body[np.ix_(self.body_of, self.body_of)]
+        self.related = self.anc | self.anc.T
+        self.all_related = bool(self.related.all())
+        I = np.array([np.asarray(model.I_spatial[k], dtype=float) for k in range(n)])
+        self.m = I[:, 5, 5]
+        hx = I[:, :3, 3:]                                   # h̃ = m c̃
+        self.h = np.stack([hx[:, 2, 1], hx[:, 0, 2], hx[:, 1, 0]], -1)[..., None]   # (n, 3, 1)
+        self.J = I[:, :3, :3, None]                          # (n, 3, 3, 1)
+        msum = self.m.copy()
+        for k in reversed(model.order):
+            if model.parents[k] != -1:
+                msum[model.parents[k]] += msum[k]
+        self.msum = msum
+
+
+def plan(model: Model) -> _Plan:
+    """The cached :class:`_Plan` of ``model`` (numeric inertias only)."""
+    p = model._crba_world
+    if p is None:
+        p = model._crba_world = _Plan(model)
+    return p
+
+
+# ----------------------------------------------------------------------------------------
+# the common-frame columns S⁰, F⁰
+# ----------------------------------------------------------------------------------------
+def _state_last(kin, model: Model, b: int):
+    """(E, r) of every ᵏX_℘ as (n, 3, 3, b) and (n, 3, b); S as (N, 6, b or 1)."""
+    X = np.stack([np.broadcast_to(x, (b, 6, 6)) for x in kin.Xup])          # (n, b, 6, 6)
+    T = np.ascontiguousarray(X[..., :3].transpose(0, 2, 3, 1))              # (n, 6, 3, b)
+    E, Bl = T[:, :3], T[:, 3:]                                              # ᵏX_℘ = [[E, 0], [−E r̃, E]]
+    # r̃ = −Eᵀ Bl: the three entries r = (r̃₂₁, r̃₀₂, r̃₁₀) only.
+    r = -(E[:, :, [2, 0, 1]] * Bl[:, :, [1, 2, 0]]).sum(1)
+    _count(r, 3, "world")
+    S = []
+    for k in range(model.n):
+        s = kin.S[k]
+        S.append(s.T[:, :, None] if s.ndim == 2 else np.broadcast_to(s, (b,) + s.shape[-2:]).transpose(2, 1, 0))
+    width = max(s.shape[-1] for s in S)
+    S = np.concatenate([np.broadcast_to(s, s.shape[:2] + (width,)) for s in S], 0)
+    return E, r, S
+
+
+def world_columns(model: Model, kin, b: int):
+    """``S⁰`` and ``F⁰ = R⁰S⁰`` of every dof, each (N, 6, b) (angular rows first).
+
+    ``kin`` holds Xup and S for a flat batch of ``b`` states.
+    """
+    P = plan(model)
+    E, r, S = _state_last(kin, model, b)
+    E0, p0 = np.empty_like(E), np.empty_like(r)     # ᵏE₀ and the origin of frame k in frame 0
+    ks, _, _ = P.levels[0]
+    E0[ks], p0[ks] = E[ks], r[ks]
+    for ks, ps, _ in P.levels[1:]:                   # outward, one level at a time
+        E0p = E0[ps]
+        E0[ks] = _matmul(E[ks], E0p)
+        p0[ks] = p0[ps] + _matvec_t(E0p, r[ks])
+    # body inertias in frame 0:  h⁰ = m p + Eᵀh,  J⁰ = EᵀJE + m(|p|²1 − ppᵀ) − (hw pᵀ + p hwᵀ) + 2(p·hw)1
+    hw = _matvec_t(E0, P.h)
+    m = P.m[:, None, None]
+    h0 = m * p0 + hw
+    EJE = _matmul(E0.swapaxes(1, 2), _matmul(P.J, E0))
+    hp = hw[:, :, None, :] * p0[:, None, :, :]
+    pp = p0[:, :, None, :] * p0[:, None, :, :]
+    _count(pp, 2, "world")  # the outer products hw pᵀ and p pᵀ (9 each); m·pp (9) below
+    diag = m[..., 0:1, :] * (pp[:, 0, 0] + pp[:, 1, 1] + pp[:, 2, 2])[:, None, :] \
+        + 2 * (hp[:, 0, 0] + hp[:, 1, 1] + hp[:, 2, 2])[:, None, :]
+    J0 = EJE - m[..., None] * pp - hp - hp.swapaxes(1, 2)
+    J0[:, [0, 1, 2], [0, 1, 2]] += diag
+    if opcount._ACTIVE:  # m p (3), m ppᵀ (9) and m |p|² (1) per body
+        opcount.tally(13 * len(h0), "world")
+    for ks, ps, unique in reversed(P.levels[1:]):   # inward: R⁰(℘k) += R⁰(k), additions only
+        if unique:
+            h0[ps] += h0[ks]
+            J0[ps] += J0[ks]
+        else:
+            np.add.at(h0, ps, h0[ks])
+            np.add.at(J0, ps, J0[ks])
+    if not P.identity_dofs:
+        E0, p0, h0, J0 = E0[P.body_of], p0[P.body_of], h0[P.body_of], J0[P.body_of]
+    w = _matvec_t(E0, S[:, :3])
+    v = _matvec_t(E0, S[:, 3:]) + _cross(p0, w)
+    ms = P.msum[P.body_of][:, None, None]
+    Fa = _matvec(J0, w) + _cross(h0, v)
+    Fl = ms * v - _cross(h0, w)
+    _count(Fl, 1, "world")
+    return np.concatenate([w, v], 1), np.concatenate([Fa, Fl], 1)
+
+
+def dense_from_columns(model: Model, S0, F0) -> np.ndarray:
+    """ℳ (b, N, N) from the columns: ℳ(i, j) = S⁰(i)·F⁰(j) where body(i) ⪰ body(j), mirrored.
+
+    One batched (N×6)(6×N) product gives every S⁰(i)·F⁰(j); the ancestor mask keeps the
+    meaningful ones (6N² multiply-adds, at most twice the 6·nnz of the entries themselves
+    on a chain: the price of one BLAS call per state).
+    """
+    P = plan(model)
+    Sb = np.ascontiguousarray(S0.transpose(2, 0, 1))     # (b, N, 6)
+    Fb = np.ascontiguousarray(F0.transpose(2, 1, 0))     # (b, 6, N)
+    G = Sb @ Fb
+    if opcount._ACTIVE:
+        opcount.tally(6 * model.ndof ** 2, "world-dense")
+    out = np.where(P.anc, G, G.swapaxes(-1, -2))
+    if not P.all_related:
+        out[:, ~P.related] = 0
+    return out
+
+
+def entries_from_columns(S0, F0, rows, cols) -> np.ndarray:
+    """ℳ(rows[e], cols[e]) = S⁰(rows[e])·F⁰(cols[e]) for each stored entry, (b, nnz)."""
+    out = (S0[rows] * F0[cols]).sum(1)
+    _count(out, 6, "world-entries")
+    return out.T
