@@ -262,3 +262,28 @@ def _crba_body(model: Model, q, kin) -> np.ndarray:
     if perm is not None:
         out = out[..., perm[:, None], perm]
     return out
+
+
+@chunked(1)
+def mass_matrix_diag(model: Model, q) -> list:
+    r"""Diagonal blocks of ℳ in O(n) (D6), the dual of :func:`~opalg.minv_diag`:
+
+    .. math:: ℳ(k,k) = H(k) R(k) H^*(k),\qquad R = M + ℰφ R ℰφ^* \ \text{(D1, D3)}.
+
+    One inward pass for the composite inertias and one n_k×n_k product per body: no
+    off-diagonal block is formed (those are what make ℳ itself Θ(Σ depth)).  A multi-axis
+    joint's block is the full n_k×n_k ``H(k)R(k)H*(k)``, whose diagonal is that of ℳ.
+
+    Returns a list of (..., n_k, n_k) blocks, one per body.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(5, "tree", seed=3, joints="all")
+    >>> q = np.random.default_rng(0).normal(size=m.ndof)
+    >>> d = np.concatenate([np.diagonal(b, axis1=-2, axis2=-1) for b in opalg.mass_matrix_diag(m, q)])
+    >>> bool(np.allclose(d, np.diag(opalg.crba(m, q))))
+    True
+    """
+    R, kin = composite_inertias(model, q, body_kinematics(model, q, validate=False))
+    return [bk.mm(bk.mT(kin.S[k]), bk.mm(R[k], kin.S[k])) for k in range(model.n)]

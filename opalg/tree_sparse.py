@@ -28,10 +28,11 @@ def dof_parents(model: Model) -> tuple[int, ...]:
     --------
     >>> import opalg
     >>> from opalg.tree_sparse import dof_parents
-    >>> m = opalg.Model([-1, 0, 0], [opalg.Joint("R", [0, 0, 1]), opalg.Joint.spherical(),
-    ...                  opalg.Joint("P", [1, 0, 0])], [None] * 3, [1.0] * 3)
-    >>> dof_parents(m)          # dofs 1, 2, 3 are the spherical joint's axes
-    (-1, 0, 1, 2, 0)
+    >>> m = opalg.random_model(4, "tree", seed=0, joints="all")
+    >>> m.parents, m.joint_sizes
+    ((-1, 0, 1, 1), (1, 3, 1, 1))
+    >>> dof_parents(m)          # dofs 1, 2, 3: body 1's three axes; bodies 2, 3 hang from dof 3
+    (-1, 0, 1, 2, 3, 3)
     """
     lam = [-1] * model.ndof
     for k in range(model.n):
@@ -169,9 +170,10 @@ class TreeSparse:
         P = self.pattern
         v = self.values[..., P.off][..., None]
         r, c = P.rows[P.off], P.cols[P.off]
+        batch = np.broadcast_shapes(self.values.shape[:-1], X.shape[:-2])
         y = self.diagonal()[..., None] * X
+        y = np.array(np.broadcast_to(y, batch + y.shape[-2:]))   # a writable copy
         into_r, into_c = v * X[..., c, :], v * X[..., r, :]
-        y = y + bk.zeros(np.broadcast_shapes(y.shape, into_r.shape), y, into_r)
         yt = np.moveaxis(y, -2, 0)   # a view: add.at scatters along the dof axis into y
         np.add.at(yt, r, np.moveaxis(into_r, -2, 0))
         np.add.at(yt, c, np.moveaxis(into_c, -2, 0))
