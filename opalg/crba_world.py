@@ -141,46 +141,46 @@ def world_columns(model: Model, kin, b: int):
     """
     P = plan(model)
     E, r, S = _state_last(kin, model, b)
-    E0, p0 = np.empty_like(E), np.empty_like(r)     # ᵏE₀ and the origin of frame k in frame 0
+    Ew, pw = np.empty_like(E), np.empty_like(r)     # ᵏE₀ and the origin of frame k in frame 0
     ks, _, _ = P.levels[0]
-    E0[ks], p0[ks] = E[ks], r[ks]
+    Ew[ks], pw[ks] = E[ks], r[ks]
     for ks, ps, _ in P.levels[1:]:                   # outward, one level at a time
-        E0p = E0[ps]
-        E0[ks] = _matmul(E[ks], E0p)
-        p0[ks] = p0[ps] + _matvec_t(E0p, r[ks])
+        Ewp = Ew[ps]
+        Ew[ks] = _matmul(E[ks], Ewp)
+        pw[ks] = pw[ps] + _matvec_t(Ewp, r[ks])
     # body inertias in frame 0:  h⁰ = m p + Eᵀh,  J⁰ = EᵀJE + m(|p|²1 − ppᵀ) − (hw pᵀ + p hwᵀ) + 2(p·hw)1
-    hw = _matvec_t(E0, P.h)
+    hw = _matvec_t(Ew, P.h)
     m = P.m[:, None, None]
-    h0 = m * p0 + hw
-    EJE = _matmul(E0.swapaxes(1, 2), _matmul(P.J, E0))
-    hp = hw[:, :, None, :] * p0[:, None, :, :]
-    pp = p0[:, :, None, :] * p0[:, None, :, :]
+    hc = m * pw + hw
+    EJE = _matmul(Ew.swapaxes(1, 2), _matmul(P.J, Ew))
+    hp = hw[:, :, None, :] * pw[:, None, :, :]
+    pp = pw[:, :, None, :] * pw[:, None, :, :]
     _count(pp, 2, "world")  # the outer products hw pᵀ and p pᵀ (9 each); m·pp (9) below
     diag = m[..., 0:1, :] * (pp[:, 0, 0] + pp[:, 1, 1] + pp[:, 2, 2])[:, None, :] \
         + 2 * (hp[:, 0, 0] + hp[:, 1, 1] + hp[:, 2, 2])[:, None, :]
-    J0 = EJE - m[..., None] * pp - hp - hp.swapaxes(1, 2)
-    J0[:, [0, 1, 2], [0, 1, 2]] += diag
+    Jw = EJE - m[..., None] * pp - hp - hp.swapaxes(1, 2)
+    Jw[:, [0, 1, 2], [0, 1, 2]] += diag
     if opcount._ACTIVE:  # m p (3), m ppᵀ (9) and m |p|² (1) per body
-        opcount.tally(13 * len(h0), "world")
+        opcount.tally(13 * len(hc), "world")
     for ks, ps, unique in reversed(P.levels[1:]):   # inward: R⁰(℘k) += R⁰(k), additions only
         if unique:
-            h0[ps] += h0[ks]
-            J0[ps] += J0[ks]
+            hc[ps] += hc[ks]
+            Jw[ps] += Jw[ks]
         else:
-            np.add.at(h0, ps, h0[ks])
-            np.add.at(J0, ps, J0[ks])
+            np.add.at(hc, ps, hc[ks])
+            np.add.at(Jw, ps, Jw[ks])
     if not P.identity_dofs:
-        E0, p0, h0, J0 = E0[P.body_of], p0[P.body_of], h0[P.body_of], J0[P.body_of]
-    w = _matvec_t(E0, S[:, :3])
-    v = _matvec_t(E0, S[:, 3:]) + _cross(p0, w)
+        Ew, pw, hc, Jw = Ew[P.body_of], pw[P.body_of], hc[P.body_of], Jw[P.body_of]
+    w = _matvec_t(Ew, S[:, :3])
+    v = _matvec_t(Ew, S[:, 3:]) + _cross(pw, w)
     ms = P.msum[P.body_of][:, None, None]
-    Fa = _matvec(J0, w) + _cross(h0, v)
-    Fl = ms * v - _cross(h0, w)
+    Fa = _matvec(Jw, w) + _cross(hc, v)
+    Fl = ms * v - _cross(hc, w)
     _count(Fl, 1, "world")
     return np.concatenate([w, v], 1), np.concatenate([Fa, Fl], 1)
 
 
-def dense_from_columns(model: Model, S0, F0) -> np.ndarray:
+def dense_from_columns(model: Model, Sw, Fw) -> np.ndarray:
     """ℳ (b, N, N) from the columns: ℳ(i, j) = S⁰(i)·F⁰(j) where body(i) ⪰ body(j), mirrored.
 
     One batched (N×6)(6×N) product gives every S⁰(i)·F⁰(j); the ancestor mask keeps the
@@ -188,8 +188,8 @@ def dense_from_columns(model: Model, S0, F0) -> np.ndarray:
     on a chain: the price of one BLAS call per state).
     """
     P = plan(model)
-    Sb = np.ascontiguousarray(S0.transpose(2, 0, 1))     # (b, N, 6)
-    Fb = np.ascontiguousarray(F0.transpose(2, 1, 0))     # (b, 6, N)
+    Sb = np.ascontiguousarray(Sw.transpose(2, 0, 1))     # (b, N, 6)
+    Fb = np.ascontiguousarray(Fw.transpose(2, 1, 0))     # (b, 6, N)
     G = Sb @ Fb
     if opcount._ACTIVE:
         opcount.tally(6 * model.ndof ** 2, "world-dense")
@@ -199,8 +199,8 @@ def dense_from_columns(model: Model, S0, F0) -> np.ndarray:
     return out
 
 
-def entries_from_columns(S0, F0, rows, cols) -> np.ndarray:
+def entries_from_columns(Sw, Fw, rows, cols) -> np.ndarray:
     """ℳ(rows[e], cols[e]) = S⁰(rows[e])·F⁰(cols[e]) for each stored entry, (b, nnz)."""
-    out = (S0[rows] * F0[cols]).sum(1)
+    out = (Sw[rows] * Fw[cols]).sum(1)
     _count(out, 6, "world-entries")
     return out.T

@@ -227,9 +227,9 @@ def _crba(model: Model, q, frame: str, entries):
     q = q.reshape(-1, N)       # one flat batch axis: the state-last arrays of crba_world need it
     kin = body_kinematics(model, q, validate=False)
     if frame == "world" and bk.common_dtype(q, *model.I_spatial, *kin.S, *kin.Xup) != object:
-        S0, F0 = crba_world.world_columns(model, kin, q.shape[0])
-        out = (crba_world.dense_from_columns(model, S0, F0) if entries is None
-               else crba_world.entries_from_columns(S0, F0, *entries))
+        Sw, Fw = crba_world.world_columns(model, kin, q.shape[0])
+        out = (crba_world.dense_from_columns(model, Sw, Fw) if entries is None
+               else crba_world.entries_from_columns(Sw, Fw, *entries))
     else:
         out = _crba_body(model, q, kin)
         out = out if entries is None else out[..., entries[0], entries[1]]
