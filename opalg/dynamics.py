@@ -220,7 +220,6 @@ def crba(model: Model, q, layout: str = "dense", frame: str = "world"):
     return TreeSparse(_crba(model, q, frame, (P.rows, P.cols)), P.parent)
 
 
-@chunked(1)
 def _crba(model: Model, q, frame: str, entries):
     """ℳ dense (entries None) or its stored entries ℳ(rows, cols) (entries = (rows, cols))."""
     batch, N = q.shape[:-1], model.ndof
@@ -234,6 +233,10 @@ def _crba(model: Model, q, frame: str, entries):
         out = _crba_body(model, q, kin)
         out = out if entries is None else out[..., entries[0], entries[1]]
     return out.reshape(batch + out.shape[1:])
+
+
+_crba.__name__ = "crba"   # chunked names the function in its overflow message: the public name
+_crba = chunked(1)(_crba)
 
 
 def _crba_body(model: Model, q, kin) -> np.ndarray:
