@@ -224,13 +224,12 @@ def _crba(model: Model, q, frame: str, entries):
     """ℳ dense (entries None) or its stored entries ℳ(rows, cols) (entries = (rows, cols))."""
     batch, N = q.shape[:-1], model.ndof
     q = q.reshape(-1, N)       # one flat batch axis: the state-last arrays of crba_world need it
-    kin = body_kinematics(model, q, validate=False)
-    if frame == "world" and bk.common_dtype(q, *model.I_spatial, *kin.S, *kin.Xup) != object:
-        Sw, Fw = crba_world.world_columns(model, kin, q.shape[0])
+    if frame == "world" and q.dtype != object and crba_world.plan(model).numeric:
+        Sw, Fw = crba_world.world_columns(model, q)
         out = (crba_world.dense_from_columns(model, Sw, Fw) if entries is None
                else crba_world.entries_from_columns(Sw, Fw, *entries))
     else:
-        out = _crba_body(model, q, kin)
+        out = _crba_body(model, q, body_kinematics(model, q, validate=False))
         out = out if entries is None else out[..., entries[0], entries[1]]
     return out.reshape(batch + out.shape[1:])
 
