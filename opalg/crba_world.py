@@ -100,8 +100,14 @@ class _Plan:
         I = I.astype(float) if I.dtype != object else I
         self.m = I[:, 5, 5]
         hx = I[:, :3, 3:]                                   # h̃ = m c̃
-        self.h = np.stack([hx[:, 2, 1], hx[:, 0, 2], hx[:, 1, 0]], -1)[..., None]   # (n, 3, 1)
-        self.J = I[:, :3, :3, None]                          # (n, 3, 3, 1)
+        h = np.stack([hx[:, 2, 1], hx[:, 0, 2], hx[:, 1, 0]], -1)
+        # mass centre c and the rotational inertia J_c about it (J_O = J_c + m(|c|²1 − c cᵀ));
+        # a massless body has h = 0 and J_c = J_O.
+        if I.dtype.kind == "f":
+            c = np.divide(h, self.m[:, None], out=np.zeros_like(h), where=self.m[:, None] > 0)
+            cc = np.einsum("ki,kj->kij", c, c)
+            self.Jc = I[:, :3, :3] - self.m[:, None, None] * (np.einsum("kii->k", cc)[:, None, None] * np.eye(3) - cc)
+            self.c = c[..., None]                                # (n, 3, 1)
         msum = self.m.copy()
         for k in reversed(model.order):
             if model.parents[k] != -1:
@@ -123,12 +129,18 @@ def plan(model: Model) -> _Plan:
 # ----------------------------------------------------------------------------------------
 # the common-frame columns S⁰, F⁰
 # ----------------------------------------------------------------------------------------
-#: Entries of a flattened 6x6 motion transform that hold E (rows 0-2) and −E r̃ (rows 3-5), columns 0-2.
-_SEL18 = np.array([6 * i + j for i in range(6) for j in range(3)])
+#: Entries of a flattened 6x6 motion transform that hold E (rows 0-2, columns 0-2).
+_SEL9 = np.array([6 * i + j for i in range(3) for j in range(3)])
 
 
 def _groups(model: Model):
-    """1-dof bodies grouped by axis kind: (bodies, dofs, coefficients (g, 18, m)); None if symbolic."""
+    """1-dof bodies grouped by axis kind, and the other (multi-axis) bodies; (None, None) if symbolic.
+
+    A group is (kind, bodies, dofs, C, r0, r1): ``E(q)`` (flattened, 9 entries) = C (g, 9, m)
+    times the kind's basis [1, f_1(q), …], and the origin of body k in its parent's frame
+    ``r(q) = r0 + r1 q`` (linear for revolute, prismatic and helical axes: checked here at
+    three more points, else the body is treated as a multi-axis one).
+    """
     groups, others = {}, []
     for k in range(model.n):
         joint = model.joints[k]
@@ -139,43 +151,57 @@ def _groups(model: Model):
             continue
         fast = model._up_cache.get(k)
         if fast is None:
-            fast = model._up_cache[k] = TreeTransform(model.joints[k], *model.placements[k])
+            fast = model._up_cache[k] = TreeTransform(joint, *model.placements[k])
         if fast.stacked is None:
             return None, None
-        groups.setdefault(fast.kind.code, (fast.kind, []))[1].append((k, fast))
+        rs = [_origin(fast(np.array(t))) for t in (0.0, 1.0, -0.7, 2.3)]
+        r0, r1 = rs[0], rs[1] - rs[0]
+        if not all(np.allclose(r0 + t * r1, rt, rtol=1e-12, atol=1e-12 * (1 + np.abs(r0).max()))
+                   for t, rt in ((-0.7, rs[2]), (2.3, rs[3]))):
+            others.append(k)
+            continue
+        groups.setdefault(fast.kind.code, (fast.kind, []))[1].append((k, fast, r0, r1))
     out = []
     for kind, members in groups.values():
-        ks = np.array([k for k, _ in members])
-        C = np.stack([f.stacked[:, _SEL18].T for _, f in members])
-        out.append((kind, ks, np.array([model.dof_slice[k].start for k in ks]), C))
+        ks = np.array([k for k, *_ in members])
+        C = np.stack([f.stacked[:, _SEL9].T for _, f, *_ in members])
+        r0 = np.stack([m[2] for m in members])[..., None]
+        r1 = np.stack([m[3] for m in members])[..., None]
+        out.append((kind, ks, np.array([model.dof_slice[k].start for k in ks]), C, r0, r1))
     return out, others
+
+
+def _origin(X):
+    """r of X = [[E, 0], [−E r̃, E]] (…, 6, 6): r̃ = −Eᵀ(−E r̃), entries (r̃₂₁, r̃₀₂, r̃₁₀)."""
+    rx = -(bk.mT(X[..., :3, :3]) @ X[..., 3:, :3])
+    return np.stack([rx[..., 2, 1], rx[..., 0, 2], rx[..., 1, 0]], -1)
 
 
 def _state_last(model: Model, q):
     """(E, r) of every ᵏX_℘ as (n, 3, 3, b) and (n, 3, b), and S as (N, 6, b or 1).
 
-    1-dof bodies of one axis kind are evaluated together, X = Σ f_i(q) C_i as one stacked
-    (18 × m)(m × b) product per kind (only the 18 entries that hold E and −E r̃), straight
-    into the state-last layout; multi-axis joints go through their 6×6 transforms.
+    1-dof bodies of one axis kind are evaluated together: E = Σ f_i(q) C_i as one stacked
+    (9 × m)(m × b) product per kind, straight into the state-last layout, and r = r0 + r1 q;
+    multi-axis joints go through their 6×6 transforms.
     """
     P = plan(model)
     b, n = q.shape[0], model.n
-    ER = np.empty((n, 18, b), np.result_type(q, float))
-    for kind, ks, dofs, C in P.groups:
+    dtype = np.result_type(q, float)
+    E, r = np.empty((n, 3, 3, b), dtype), np.empty((n, 3, b), dtype)
+    for kind, ks, dofs, C, r0, r1 in P.groups:
         Qg = q[:, dofs].T                                             # (g, b)
-        ER[ks] = C @ np.stack([np.ones_like(Qg), *kind.basis(Qg)], 1)
+        E[ks] = (C @ np.stack([np.ones_like(Qg), *kind.basis(Qg)], 1)).reshape(len(ks), 3, 3, b)
+        r[ks] = r0 + r1 * Qg[:, None, :]
     S = [None] * n
     for k in P.others:
         X, Sk = up_transform(model, k, q[:, model.dof_slice[k]])
-        ER[k] = X.reshape(b, 36)[:, _SEL18].T
+        X = np.broadcast_to(X, (b, 6, 6))
+        E[k] = X[:, :3, :3].transpose(1, 2, 0)
+        r[k] = _origin(X).T
         S[k] = np.broadcast_to(Sk, (b,) + Sk.shape[-2:]).transpose(2, 1, 0) if Sk.ndim == 3 else Sk.T[:, :, None]
     for k in range(n):
         if S[k] is None:
             S[k] = model._up_cache[k].S.T[:, :, None]
-    E, Bl = ER[:, :9].reshape(n, 3, 3, b), ER[:, 9:].reshape(n, 3, 3, b)   # ᵏX_℘ = [[E, 0], [−E r̃, E]]
-    # r̃ = −Eᵀ Bl: the three entries r = (r̃₂₁, r̃₀₂, r̃₁₀) only.
-    r = -(E[:, :, [2, 0, 1]] * Bl[:, :, [1, 2, 0]]).sum(1)
-    _count(r, 3, "world")
     width = max(s.shape[-1] for s in S)
     S = np.concatenate([np.broadcast_to(s, s.shape[:2] + (width,)) for s in S], 0)
     return E, r, S
@@ -192,20 +218,20 @@ def world_columns(model: Model, q):
         Ewp = Ew[ps]
         Ew[ks] = _matmul(E[ks], Ewp)
         pw[ks] = pw[ps] + _matvec_t(Ewp, r[ks])
-    # body inertias in frame 0:  h⁰ = m p + Eᵀh,  J⁰ = EᵀJE + m(|p|²1 − ppᵀ) − (hw pᵀ + p hwᵀ) + 2(p·hw)1
-    hw = _matvec_t(Ew, P.h)
-    m = P.m[:, None, None]
-    hc = m * pw + hw
-    EJE = _matmul(Ew.swapaxes(1, 2), _matmul(P.J, Ew))
-    hp = hw[:, :, None, :] * pw[:, None, :, :]
-    pp = pw[:, :, None, :] * pw[:, None, :, :]
-    _count(pp, 2, "world")  # the outer products hw pᵀ and p pᵀ (9 each); m·pp (9) below
-    diag = m[..., 0:1, :] * (pp[:, 0, 0] + pp[:, 1, 1] + pp[:, 2, 2])[:, None, :] \
-        + 2 * (hp[:, 0, 0] + hp[:, 1, 1] + hp[:, 2, 2])[:, None, :]
-    Jw = EJE - m[..., None] * pp - hp - hp.swapaxes(1, 2)
-    Jw[:, [0, 1, 2], [0, 1, 2]] += diag
-    if opcount._ACTIVE:  # m p (3), m ppᵀ (9) and m |p|² (1) per body
-        opcount.tally(13 * len(hc), "world")
+    # body inertias in frame 0, about its origin: mass centre c⁰ = p + Eᵀc, h⁰ = m c⁰,
+    # J⁰ = Eᵀ J_c E + m(|c⁰|²1 − c⁰c⁰ᵀ)  (parallel axes)
+    n, b = E.shape[0], E.shape[-1]
+    cw = pw + _matvec_t(Ew, P.c)
+    hc = P.m[:, None, None] * cw
+    JcE = (P.Jc @ Ew.reshape(n, 3, 3 * b)).reshape(n, 3, 3, b)   # constant J_c: one gemm per body
+    Jw = _matmul(Ew.swapaxes(1, 2), JcE)
+    mcc = hc[:, :, None, :] * cw[:, None, :, :]
+    Jw -= mcc
+    tr = mcc[:, 0, 0] + mcc[:, 1, 1] + mcc[:, 2, 2]
+    for i in range(3):
+        Jw[:, i, i] += tr
+    if opcount._ACTIVE:  # m c⁰ (3), J_c E (27), m c⁰ c⁰ᵀ (9) per body
+        opcount.tally(39 * n, "world")
     for ks, ps, unique in reversed(P.levels[1:]):   # inward: R⁰(℘k) += R⁰(k), additions only
         if unique:
             hc[ps] += hc[ks]
@@ -221,10 +247,10 @@ def world_columns(model: Model, q):
     Fa = _matvec(Jw, w) + _cross(hc, v)
     Fl = ms * v - _cross(hc, w)
     _count(Fl, 1, "world")
-    return np.concatenate([w, v], 1), np.concatenate([Fa, Fl], 1)
+    return w, v, Fa, Fl
 
 
-def dense_from_columns(model: Model, Sw, Fw) -> np.ndarray:
+def dense_from_columns(model: Model, w, v, Fa, Fl) -> np.ndarray:
     """ℳ (b, N, N) from the columns: ℳ(i, j) = S⁰(i)·F⁰(j) where body(i) ⪰ body(j), mirrored.
 
     One batched (N×6)(6×N) product gives every S⁰(i)·F⁰(j); the ancestor mask keeps the
@@ -232,19 +258,22 @@ def dense_from_columns(model: Model, Sw, Fw) -> np.ndarray:
     on a chain: the price of one BLAS call per state).
     """
     P = plan(model)
-    Sb = np.ascontiguousarray(Sw.transpose(2, 0, 1))     # (b, N, 6)
-    Fb = np.ascontiguousarray(Fw.transpose(2, 1, 0))     # (b, 6, N)
+    N, b = w.shape[0], w.shape[-1]
+    Sb = np.empty((b, N, 6), w.dtype)
+    Sb[..., :3], Sb[..., 3:] = w.transpose(2, 0, 1), v.transpose(2, 0, 1)
+    Fb = np.empty((b, 6, N), Fa.dtype)
+    Fb[:, :3], Fb[:, 3:] = Fa.transpose(2, 1, 0), Fl.transpose(2, 1, 0)
     G = Sb @ Fb
     if opcount._ACTIVE:
-        opcount.tally(6 * model.ndof ** 2, "world-dense")
+        opcount.tally(6 * N ** 2, "world-dense")
     out = np.where(P.anc, G, G.swapaxes(-1, -2))
     if not P.all_related:
         out[:, ~P.related] = 0
     return out
 
 
-def entries_from_columns(Sw, Fw, rows, cols) -> np.ndarray:
+def entries_from_columns(w, v, Fa, Fl, rows, cols) -> np.ndarray:
     """ℳ(rows[e], cols[e]) = S⁰(rows[e])·F⁰(cols[e]) for each stored entry, (b, nnz)."""
-    out = (Sw[rows] * Fw[cols]).sum(1)
+    out = np.einsum("eib,eib->eb", w[rows], Fa[cols]) + np.einsum("eib,eib->eb", v[rows], Fl[cols])
     _count(out, 6, "world-entries")
     return out.T

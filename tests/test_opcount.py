@@ -39,10 +39,11 @@ def test_body_frame_crba_matches_notebook_06(kind, n):
 
 
 # Per body of the common-frame route (1-dof joints), from the code of crba_world:
-#   r from ᵏX_℘: 9;  ᵏE₀ = E ᵖE₀: 27 and p = p_℘ + Eᵀr: 9 (non-roots only);
-#   Eᵀh: 9;  Eᵀ(J E): 27 + 27;  hw pᵀ and p pᵀ: 9 + 9;  m p, m ppᵀ, m|p|²: 3 + 9 + 1;
+#   ᵏE₀ = E ᵖE₀: 27 and p = p_℘ + Eᵀr: 9 (non-roots only);
+#   c⁰ = p + Eᵀc: 9;  h⁰ = m c⁰: 3;  Eᵀ(J_c E): 27 + 27;  m c⁰c⁰ᵀ: 9;
 #   w = Eᵀs_a: 9;  v = Eᵀs_l + p × w: 9 + 6;  J⁰w + h⁰ × v: 9 + 6;  m v − h⁰ × w: 3 + 6.
-PER_BODY = 9 + 9 + 27 + 27 + 9 + 9 + 3 + 9 + 1 + 9 + 9 + 6 + 9 + 6 + 3 + 6
+# (r(q) = r0 + r1 q of a 1-dof joint and E(q) are part of forming ᵏX_℘, not counted.)
+PER_BODY = 9 + 3 + 27 + 27 + 9 + 9 + 9 + 6 + 9 + 6 + 3 + 6
 PER_NON_ROOT = 27 + 9
 
 
