@@ -36,28 +36,6 @@ def _count(out: np.ndarray, per_entry: int, kind: str) -> None:
         opcount.tally(out.size // out.shape[-1] * per_entry, kind)
 
 
-def _matmul(A, B):
-    """A @ B on (…, 3, 3, b) arrays: 27 multiply-adds per product."""
-    # einsum: several times faster here than sums of broadcast slices (strided inner loops)
-    out = np.einsum("...ikb,...kjb->...ijb", A, B)
-    _count(out, 3, "world")
-    return out
-
-
-def _matvec(A, x):
-    """A x on (…, 3, 3, b) and (…, 3, b): 9 multiply-adds."""
-    out = np.einsum("...ikb,...kb->...ib", A, x)
-    _count(out, 3, "world")
-    return out
-
-
-def _matvec_t(A, x):
-    """Aᵀ x on (…, 3, 3, b) and (…, 3, b): 9 multiply-adds."""
-    out = np.einsum("...kib,...kb->...ib", A, x)
-    _count(out, 3, "world")
-    return out
-
-
 def _cross(a, b):
     """a × b along axis −2 of (…, 3, b) arrays: 6 multiply-adds."""
     a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
@@ -107,13 +85,16 @@ class _Plan:
             c = np.divide(h, self.m[:, None], out=np.zeros_like(h), where=self.m[:, None] > 0)
             cc = np.einsum("ki,kj->kij", c, c)
             self.Jc = I[:, :3, :3] - self.m[:, None, None] * (np.einsum("kii->k", cc)[:, None, None] * np.eye(3) - cc)
-            self.c = c[..., None]                                # (n, 3, 1)
+            self.c = c                                            # (n, 3)
         msum = self.m.copy()
         for k in reversed(model.order):
             if model.parents[k] != -1:
                 msum[model.parents[k]] += msum[k]
         self.msum = msum
         self.groups, self.others = _groups(model)
+        if self.groups is not None and not self.others:   # 1-dof joints only: S constant (N, 6)
+            self.S_const = np.concatenate([model._up_cache[k].S.T for k in range(n)], 0).astype(float)
+            self.S_linear = bool(np.any(self.S_const[:, 3:]))
         #: numeric inertias and joints: the common-frame route applies
         self.numeric = self.groups is not None and I.dtype.kind == "f"
 
@@ -129,8 +110,8 @@ def plan(model: Model) -> _Plan:
 # ----------------------------------------------------------------------------------------
 # the common-frame columns S⁰, F⁰
 # ----------------------------------------------------------------------------------------
-#: Entries of a flattened 6x6 motion transform that hold E (rows 0-2, columns 0-2).
-_SEL9 = np.array([6 * i + j for i in range(3) for j in range(3)])
+#: Entries of a flattened 6x6 motion transform that hold Eᵀ (E: rows 0-2, columns 0-2), row-major.
+_SEL9 = np.array([6 * j + i for i in range(3) for j in range(3)])
 
 
 def _groups(model: Model):
@@ -178,75 +159,87 @@ def _origin(X):
 
 
 def _state_last(model: Model, q):
-    """(E, r) of every ᵏX_℘ as (n, 3, 3, b) and (n, 3, b), and S as (N, 6, b or 1).
+    """The parent-to-body placements as augmented (n, 4, 4, b) ``[[Eᵀ, r], [0, 1]]``, and S.
 
-    1-dof bodies of one axis kind are evaluated together: E = Σ f_i(q) C_i as one stacked
-    (9 × m)(m × b) product per kind, straight into the state-last layout, and r = r0 + r1 q;
-    multi-axis joints go through their 6×6 transforms.
+    ᵏX_℘ = [[E, 0], [−E r̃, E]]: E rotates ℘-coordinates into k-coordinates, r is the origin of k
+    in ℘-coordinates.  1-dof bodies of one axis kind are evaluated together, Eᵀ = Σ f_i(q) C_i
+    as one stacked (9 × m)(m × b) product per kind straight into the state-last layout, and
+    r = r0 + r1 q; multi-axis joints go through their 6×6 transforms.  S is (N, 6, b) or, when
+    constant, (N, 6).
     """
     P = plan(model)
     b, n = q.shape[0], model.n
-    dtype = np.result_type(q, float)
-    E, r = np.empty((n, 3, 3, b), dtype), np.empty((n, 3, b), dtype)
+    T = np.zeros((n, 4, 4, b), np.result_type(q, float))
+    T[:, 3, 3] = 1
     for kind, ks, dofs, C, r0, r1 in P.groups:
         Qg = q[:, dofs].T                                             # (g, b)
-        E[ks] = (C @ np.stack([np.ones_like(Qg), *kind.basis(Qg)], 1)).reshape(len(ks), 3, 3, b)
-        r[ks] = r0 + r1 * Qg[:, None, :]
+        T[ks, :3, :3] = (C @ np.stack([np.ones_like(Qg), *kind.basis(Qg)], 1)).reshape(len(ks), 3, 3, b)
+        T[ks, :3, 3] = r0 + r1 * Qg[:, None, :]
+    if not P.others:
+        return T, P.S_const
     S = [None] * n
     for k in P.others:
         X, Sk = up_transform(model, k, q[:, model.dof_slice[k]])
         X = np.broadcast_to(X, (b, 6, 6))
-        E[k] = X[:, :3, :3].transpose(1, 2, 0)
-        r[k] = _origin(X).T
-        S[k] = np.broadcast_to(Sk, (b,) + Sk.shape[-2:]).transpose(2, 1, 0) if Sk.ndim == 3 else Sk.T[:, :, None]
+        T[k, :3, :3] = X[:, :3, :3].transpose(2, 1, 0)
+        T[k, :3, 3] = _origin(X).T
+        S[k] = np.broadcast_to(Sk, (b,) + Sk.shape[-2:]).transpose(2, 1, 0)
     for k in range(n):
         if S[k] is None:
-            S[k] = model._up_cache[k].S.T[:, :, None]
-    width = max(s.shape[-1] for s in S)
-    S = np.concatenate([np.broadcast_to(s, s.shape[:2] + (width,)) for s in S], 0)
-    return E, r, S
+            S[k] = np.broadcast_to(model._up_cache[k].S.T[:, :, None], (1, 6, b))
+    return T, np.concatenate(S, 0)
 
 
 def world_columns(model: Model, q):
-    """``S⁰`` and ``F⁰ = R⁰S⁰`` of every dof, each (N, 6, b) (angular rows first), for q (b, N)."""
+    """``S⁰ = (w, v)`` and ``F⁰ = R⁰S⁰ = (Fa, Fl)`` of every dof, each (N, 3, b), for q (b, N)."""
     P = plan(model)
-    E, r, S = _state_last(model, q)
-    Ew, pw = np.empty_like(E), np.empty_like(r)     # ᵏE₀ and the origin of frame k in frame 0
+    T, S = _state_last(model, q)
+    n, b = T.shape[0], T.shape[-1]
+    # [A_k, p_k] = [A_℘, p_℘] [[Eᵀ, r], [0, 1]]: A_k = (ᵏE₀)ᵀ, p_k the origin of k in frame 0
+    Hw = np.empty((n, 3, 4, b), T.dtype)
     ks, _, _ = P.levels[0]
-    Ew[ks], pw[ks] = E[ks], r[ks]
+    Hw[ks] = T[ks, :3]
     for ks, ps, _ in P.levels[1:]:                   # outward, one level at a time
-        Ewp = Ew[ps]
-        Ew[ks] = _matmul(E[ks], Ewp)
-        pw[ks] = pw[ps] + _matvec_t(Ewp, r[ks])
-    # body inertias in frame 0, about its origin: mass centre c⁰ = p + Eᵀc, h⁰ = m c⁰,
-    # J⁰ = Eᵀ J_c E + m(|c⁰|²1 − c⁰c⁰ᵀ)  (parallel axes)
-    n, b = E.shape[0], E.shape[-1]
-    cw = pw + _matvec_t(Ew, P.c)
-    hc = P.m[:, None, None] * cw
-    JcE = (P.Jc @ Ew.reshape(n, 3, 3 * b)).reshape(n, 3, 3, b)   # constant J_c: one gemm per body
-    Jw = _matmul(Ew.swapaxes(1, 2), JcE)
+        Hw[ks] = np.einsum("nikb,nkjb->nijb", Hw[ps], T[ks])
+        _count(Hw[ks], 4, "world")
+    A, pw = Hw[:, :, :3], Hw[:, :, 3]
+    # body inertias in frame 0, about its origin: mass centre c⁰ = p + A c, h⁰ = m c⁰,
+    # J⁰ = A J_c Aᵀ + m(|c⁰|²1 − c⁰c⁰ᵀ)  (parallel axes).  Rw = [h⁰ | J⁰] (n, 12, b).
+    cw = pw + np.einsum("nikb,nk->nib", A, P.c)
+    Rw = np.empty((n, 12, b), T.dtype)
+    hc, Jw = Rw[:, :3], Rw[:, 3:].reshape(n, 3, 3, b)
+    np.multiply(P.m[:, None, None], cw, out=hc)
+    np.einsum("nilb,njlb->nijb", np.einsum("nikb,nkl->nilb", A, P.Jc), A, out=Jw)
     mcc = hc[:, :, None, :] * cw[:, None, :, :]
     Jw -= mcc
     tr = mcc[:, 0, 0] + mcc[:, 1, 1] + mcc[:, 2, 2]
     for i in range(3):
         Jw[:, i, i] += tr
-    if opcount._ACTIVE:  # m c⁰ (3), J_c E (27), m c⁰ c⁰ᵀ (9) per body
-        opcount.tally(39 * n, "world")
+    if opcount._ACTIVE:  # A c (9), m c⁰ (3), A J_c Aᵀ (27 + 27), m c⁰ c⁰ᵀ (9) per body
+        opcount.tally(75 * n, "world")
     for ks, ps, unique in reversed(P.levels[1:]):   # inward: R⁰(℘k) += R⁰(k), additions only
         if unique:
-            hc[ps] += hc[ks]
-            Jw[ps] += Jw[ks]
+            Rw[ps] += Rw[ks]
         else:
-            np.add.at(hc, ps, hc[ks])
-            np.add.at(Jw, ps, Jw[ks])
+            np.add.at(Rw, ps, Rw[ks])
     if not P.identity_dofs:
-        Ew, pw, hc, Jw = Ew[P.body_of], pw[P.body_of], hc[P.body_of], Jw[P.body_of]
-    w = _matvec_t(Ew, S[:, :3])
-    v = _matvec_t(Ew, S[:, 3:]) + _cross(pw, w)
+        A, pw, Rw = A[P.body_of], pw[P.body_of], Rw[P.body_of]
+        hc, Jw = Rw[:, :3], Rw[:, 3:].reshape(-1, 3, 3, b)
+    if S.ndim == 2:   # constant subspaces
+        w = np.einsum("nikb,nk->nib", A, S[:, :3])
+        v = _cross(pw, w)
+        if P.S_linear:   # some prismatic or helical axis (A s_l = 0 on revolute-only models)
+            v += np.einsum("nikb,nk->nib", A, S[:, 3:])
+            _count(w, 3, "world")
+    else:
+        w = np.einsum("nikb,nkb->nib", A, S[:, :3])
+        v = np.einsum("nikb,nkb->nib", A, S[:, 3:]) + _cross(pw, w)
+        _count(w, 3, "world")
+    _count(w, 3, "world")   # A s_a (9), and A s_l (9) above
     ms = P.msum[P.body_of][:, None, None]
-    Fa = _matvec(Jw, w) + _cross(hc, v)
+    Fa = np.einsum("nikb,nkb->nib", Jw, w) + _cross(hc, v)
     Fl = ms * v - _cross(hc, w)
-    _count(Fl, 1, "world")
+    _count(Fl, 4, "world")  # J⁰ w (9) and m v (3)
     return w, v, Fa, Fl
 
 

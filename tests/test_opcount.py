@@ -39,12 +39,14 @@ def test_body_frame_crba_matches_notebook_06(kind, n):
 
 
 # Per body of the common-frame route (1-dof joints), from the code of crba_world:
-#   ᵏE₀ = E ᵖE₀: 27 and p = p_℘ + Eᵀr: 9 (non-roots only);
+#   [A, p]_k = [A, p]_℘ [[Eᵀ, r], [0, 1]]: a (3×4)(4×4) product, 48 (non-roots only);
 #   c⁰ = p + Eᵀc: 9;  h⁰ = m c⁰: 3;  Eᵀ(J_c E): 27 + 27;  m c⁰c⁰ᵀ: 9;
-#   w = Eᵀs_a: 9;  v = Eᵀs_l + p × w: 9 + 6;  J⁰w + h⁰ × v: 9 + 6;  m v − h⁰ × w: 3 + 6.
+#   w = A s_a: 9;  v = A s_l + p × w: 9 (skipped if every s_l = 0) + 6;
+#   J⁰w + h⁰ × v: 9 + 6;  m v − h⁰ × w: 3 + 6.
 # (r(q) = r0 + r1 q of a 1-dof joint and E(q) are part of forming ᵏX_℘, not counted.)
-PER_BODY = 9 + 3 + 27 + 27 + 9 + 9 + 9 + 6 + 9 + 6 + 3 + 6
-PER_NON_ROOT = 27 + 9
+PER_BODY = 9 + 3 + 27 + 27 + 9 + 9 + 6 + 9 + 6 + 3 + 6
+PER_LINEAR_AXIS = 9
+PER_NON_ROOT = 48
 
 
 @pytest.mark.parametrize("kind", ["chain", "tree", "forest", "jain-tree"])
@@ -53,11 +55,12 @@ def test_common_frame_crba_is_six_per_entry(kind, n):
     model = make_model(kind, n, 1, joints="single")
     r = sum(p == -1 for p in model.parents)
     nnz_lower = n + depth_sum(model.parents)
+    linear = PER_LINEAR_AXIS * n if any(j.kinds != ("R",) for j in model.joints) else 0
     c = counted(lambda: opalg.crba(model, np.ones(n), layout="sparse"))
     assert c.by_kind["world-entries"] == 6 * nnz_lower        # one 6-vector dot per stored entry
-    assert c.total == 6 * nnz_lower + PER_BODY * n + PER_NON_ROOT * (n - r)
+    assert c.total == 6 * nnz_lower + PER_BODY * n + linear + PER_NON_ROOT * (n - r)
     c = counted(lambda: opalg.crba(model, np.ones(n)))        # dense: one (N×6)(6×N) product
-    assert c.total == 6 * n * n + PER_BODY * n + PER_NON_ROOT * (n - r)
+    assert c.total == 6 * n * n + PER_BODY * n + linear + PER_NON_ROOT * (n - r)
 
 
 def test_counts_are_per_state_and_nest():
