@@ -100,7 +100,16 @@ class _Plan:
 
 
 def plan(model: Model) -> _Plan:
-    """The cached :class:`_Plan` of ``model`` (numeric inertias only)."""
+    """The cached :class:`_Plan` of ``model``: depth levels, masks, inertia parameters.
+
+    Examples
+    --------
+    >>> import opalg
+    >>> from opalg.crba_world import plan
+    >>> P = plan(opalg.random_model(5, "tree", seed=0))
+    >>> P.numeric, len(P.levels) <= 5
+    (True, True)
+    """
     p = model._crba_world
     if p is None:
         p = model._crba_world = _Plan(model)
@@ -191,7 +200,18 @@ def _state_last(model: Model, q):
 
 
 def world_columns(model: Model, q):
-    """``S⁰ = (w, v)`` and ``F⁰ = R⁰S⁰ = (Fa, Fl)`` of every dof, each (N, 3, b), for q (b, N)."""
+    """``S⁰ = (w, v)`` and ``F⁰ = R⁰S⁰ = (Fa, Fl)`` of every dof, each (N, 3, b), for q (b, N) (D8).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.crba_world import world_columns
+    >>> m = opalg.random_model(4, "chain", seed=0, joints="revolute")
+    >>> w, v, Fa, Fl = world_columns(m, np.zeros((1, 4)))
+    >>> Mq = opalg.crba(m, np.zeros(4))
+    >>> bool(np.isclose(w[3, :, 0] @ Fa[3, :, 0] + v[3, :, 0] @ Fl[3, :, 0], Mq[3, 3]))   # ℳ(3, 3)
+    True
+    """
     P = plan(model)
     T, S = _state_last(model, q)
     n, b = T.shape[0], T.shape[-1]
@@ -249,6 +269,15 @@ def dense_from_columns(model: Model, w, v, Fa, Fl) -> np.ndarray:
     One batched (N×6)(6×N) product gives every S⁰(i)·F⁰(j); the ancestor mask keeps the
     meaningful ones (6N² multiply-adds, at most twice the 6·nnz of the entries themselves
     on a chain: the price of one BLAS call per state).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.crba_world import dense_from_columns, world_columns
+    >>> m = opalg.random_model(4, "tree", seed=1)
+    >>> q = np.random.default_rng(0).normal(size=(2, m.ndof))
+    >>> bool(np.allclose(dense_from_columns(m, *world_columns(m, q)), opalg.crba(m, q, frame="body")))
+    True
     """
     P = plan(model)
     N, b = w.shape[0], w.shape[-1]
@@ -266,7 +295,18 @@ def dense_from_columns(model: Model, w, v, Fa, Fl) -> np.ndarray:
 
 
 def entries_from_columns(w, v, Fa, Fl, rows, cols) -> np.ndarray:
-    """ℳ(rows[e], cols[e]) = S⁰(rows[e])·F⁰(cols[e]) for each stored entry, (b, nnz)."""
+    """ℳ(rows[e], cols[e]) = S⁰(rows[e])·F⁰(cols[e]) for each stored entry, (b, nnz): 6 per entry (D8).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.crba_world import entries_from_columns, world_columns
+    >>> m = opalg.random_model(4, "chain", seed=2)
+    >>> q = np.zeros((1, m.ndof))
+    >>> vals = entries_from_columns(*world_columns(m, q), np.array([0, 1]), np.array([1, 1]))
+    >>> bool(np.allclose(vals[0], opalg.crba(m, q[0])[[0, 1], [1, 1]]))
+    True
+    """
     out = np.einsum("eib,eib->eb", w[rows], Fa[cols]) + np.einsum("eib,eib->eb", v[rows], Fl[cols])
     _count(out, 6, "world-entries")
     return out.T

@@ -24,6 +24,16 @@ class LTDL:
     """The factors of :func:`ltdl`: ``d`` (..., N) and U's strict part in ℳ's pattern.
 
     ``values`` holds U(i, j) at the position of ℳ(i, j) (i ≻ j) and d(j) on the diagonal.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(3, "chain", seed=0)
+    >>> Ms = opalg.crba(m, np.zeros(m.ndof), layout="sparse")
+    >>> F = opalg.ltdl(Ms)
+    >>> U = F.unit_factor()
+    >>> bool(np.allclose(U @ np.diag(F.d) @ U.T, Ms.dense()))
+    True
     """
 
     def __init__(self, values: np.ndarray, parent: tuple[int, ...]):

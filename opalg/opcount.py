@@ -30,7 +30,14 @@ _ACTIVE: list = []
 
 
 class OpCount:
-    """Multiply-adds counted so far: ``total`` and ``by_kind`` (per primitive, e.g. ``"mm"``)."""
+    """Multiply-adds counted so far: ``total`` and ``by_kind`` (per primitive, e.g. ``"mm"``).
+
+    Examples
+    --------
+    >>> from opalg.opcount import OpCount
+    >>> OpCount()
+    OpCount(total=0, by_kind={})
+    """
 
     def __init__(self) -> None:
         self.total = 0
@@ -41,7 +48,16 @@ class OpCount:
 
 
 def tally(n: int, kind: str) -> None:
-    """Add ``n`` multiply-adds (per state) of primitive ``kind`` to every active counter."""
+    """Add ``n`` multiply-adds (per state) of primitive ``kind`` to every active counter.
+
+    Examples
+    --------
+    >>> from opalg import opcount
+    >>> with opcount.counting() as c:
+    ...     opcount.tally(6, "dot")
+    >>> c.total
+    6
+    """
     for c in _ACTIVE:
         c.total += int(n)
         c.by_kind[kind] += int(n)

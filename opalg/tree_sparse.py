@@ -84,7 +84,15 @@ class _Pattern:
 
 @lru_cache(maxsize=64)
 def pattern(parent: tuple[int, ...]) -> _Pattern:
-    """The cached :class:`_Pattern` of a dof parent array."""
+    """The cached :class:`_Pattern` of a dof parent array.
+
+    Examples
+    --------
+    >>> from opalg.tree_sparse import pattern
+    >>> P = pattern((-1, 0, 0))          # dof 0 with two children
+    >>> P.rows.tolist(), P.cols.tolist(), P.ptr.tolist()
+    ([0, 1, 0, 2, 0], [0, 1, 1, 2, 2], [0, 1, 3, 5])
+    """
     return _Pattern(parent)
 
 
