@@ -4,10 +4,14 @@ What is counted (the convention of notebook 06): one multiply-add is one multipl
 together with the addition that accumulates it; lone additions are not counted.  Every
 matrix product made through :func:`opalg._backend.mm` or :func:`opalg._backend.mv` counts
 ``m·k·n`` (an (m×k)(k×n) product, plain dense algebra: no use is made of zeros or symmetry),
-and the common-frame kernels of :mod:`opalg.crba_world` count their 3-vector and 3×3 products
-the same way (a cross product 6, a 3×3 product 27, a dot product of length d, d).  Counts are
-**per state**: a batched call adds what one state costs.  Forming the transforms ``ᵏX_℘(q)``
-(sines and cosines) is not counted, as in notebook 06, nor are the Python-level gathers.
+the spatial cross products ``crm(V)u`` and ``crf(V)f`` count 18, the joint velocity ``S q̇`` 6
+per axis, and the common-frame kernels of :mod:`opalg.crba_world` count their 3-vector and
+3×3 products the same way (a cross product 6, a 3×3 product 27, a dot product of length d, d).
+Counts are **per state**: a batched call adds what one state costs.  Forming the transforms
+``ᵏX_℘(q)`` (sines and cosines) is not counted, as in notebook 06, nor are the Python-level
+gathers.  Covered: :func:`opalg.crba` (both frames), :func:`opalg.mass_matrix_diag`,
+:func:`opalg.rnea` and :func:`opalg.bias`, which reproduce notebook 06's hand counts; the
+articulated-body recursions still use plain ``@`` in places and are undercounted.
 
 Examples
 --------

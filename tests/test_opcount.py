@@ -77,3 +77,17 @@ def test_counts_are_per_state_and_nest():
     before = counted(lambda: None).total
     bk.mm(np.ones((6, 6)), np.ones((6, 6)))   # outside any context: nothing is counted
     assert before == 0
+
+
+@pytest.mark.parametrize("kind", ["chain", "tree", "forest"])
+@pytest.mark.parametrize("n", [2, 6, 11])
+def test_bias_matches_notebook_06(kind, n):
+    """Notebook 06's bias count 228n − 72r, plus the 6n of H*q̈ that opalg's bias performs
+    with q̈ = 0 (it is the RNEA with zero accelerations), which the notebook leaves out."""
+    model = make_model(kind, n, 5, joints="single")
+    r = sum(p == -1 for p in model.parents)
+    q = np.random.default_rng(5).normal(size=(2, n))
+    c = counted(lambda: opalg.bias(model, q[0], q[1]))
+    assert c.total == 228 * n - 72 * r + 6 * n
+    assert c.by_kind["cross"] == 36 * n      # crm(V) H*q̇ and crf(V) M V, 18 each
+    assert counted(lambda: opalg.rnea(model, q[0], q[1], q[0])).total == c.total
