@@ -161,3 +161,14 @@ def test_bad_input():
         Ms @ np.zeros(model.ndof + 1)
     with pytest.raises(OpalgError, match="cycle"):
         TreeSparse(np.zeros(4), (1, 0))
+
+
+def test_D8_massless_body():
+    """A massless body (allowed when its subtree moves mass): no mass centre to divide by."""
+    base = opalg.random_model(5, "tree", seed=2, joints="all")
+    assert base.parents[2] == 1
+    inertias = list(base.inertias)
+    inertias[1] = (0.0, np.zeros(3), np.zeros((3, 3)))
+    model = opalg.Model(base.parents, base.joints, base.placements, inertias, allow_massless=True)
+    q = np.random.default_rng(0).normal(size=(3, model.ndof))
+    assert_close(opalg.crba(model, q), mass_dense_route(model, q), RTOL, "crba with a massless body")
