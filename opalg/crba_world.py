@@ -11,10 +11,11 @@ the composite sum ``R⁰(℘k) += R⁰(k)`` is an addition, and each entry is a 
 length 6.  The subspaces and inertias are kept as 3-vectors and 3×3 blocks (``R⁰ = [[J, h̃],
 [−h̃, m]]``: mass, first moment, rotational inertia about the frame's origin).
 
-Arrays here are laid out *body-major and state-last*, (bodies, 3, 3, states): numpy's
-elementwise arithmetic on contiguous state axes is several times faster than its stacked
-matmul on 3×3 or 6×6 matrices, and the loops run once per depth level of the tree (all
-bodies of a level at once), not once per body.
+Arrays here are laid out *body-major and state-last*, (bodies, 3, 3, states): ``einsum`` over
+contiguous state axes is several times faster than numpy's stacked matmul on 3×3 or 6×6
+matrices, every body is processed in the same call, and the only loops run once per depth
+level of the tree (all bodies of a level at once: the frame-0 placements outward, the
+composite sums inward), not once per body.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ _SEL9 = np.array([6 * j + i for i in range(3) for j in range(3)])
 def _groups(model: Model):
     """1-dof bodies grouped by axis kind, and the other (multi-axis) bodies; (None, None) if symbolic.
 
-    A group is (kind, bodies, dofs, C, r0, r1): ``E(q)`` (flattened, 9 entries) = C (g, 9, m)
+    A group is (kind, bodies, dofs, C, r0, r1): ``Eᵀ(q)`` (flattened, 9 entries) = C (g, 9, m)
     times the kind's basis [1, f_1(q), …], and the origin of body k in its parent's frame
     ``r(q) = r0 + r1 q`` (linear for revolute, prismatic and helical axes: checked here at
     three more points, else the body is treated as a multi-axis one).
