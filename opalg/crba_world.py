@@ -37,6 +37,11 @@ def _count(out: np.ndarray, per_entry: int, kind: str) -> None:
         opcount.tally(out.size // out.shape[-1] * per_entry, kind)
 
 
+def _times_const(A, x):
+    """A x for (n, 3, 3, b) A and a constant (n, 3) x, as n·3 BLAS products (1×3)(3×b)."""
+    return np.matmul(x[:, None, None, :], A)[:, :, 0]
+
+
 def _cross(a, b):
     """a × b along axis −2 of (…, 3, b) arrays: 6 multiply-adds."""
     a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
@@ -87,6 +92,7 @@ class _Plan:
             cc = np.einsum("ki,kj->kij", c, c)
             self.Jc = I[:, :3, :3] - self.m[:, None, None] * (np.einsum("kii->k", cc)[:, None, None] * np.eye(3) - cc)
             self.c = c                                            # (n, 3)
+            self.JcT = np.ascontiguousarray(self.Jc.transpose(0, 2, 1))[:, None]   # (n, 1, 3, 3)
         msum = self.m.copy()
         for k in reversed(model.order):
             if model.parents[k] != -1:
@@ -226,11 +232,11 @@ def world_columns(model: Model, q):
     A, pw = Hw[:, :, :3], Hw[:, :, 3]
     # body inertias in frame 0, about its origin: mass centre c⁰ = p + A c, h⁰ = m c⁰,
     # J⁰ = A J_c Aᵀ + m(|c⁰|²1 − c⁰c⁰ᵀ)  (parallel axes).  Rw = [h⁰ | J⁰] (n, 12, b).
-    cw = pw + np.einsum("nikb,nk->nib", A, P.c)
+    cw = pw + _times_const(A, P.c)
     Rw = np.empty((n, 12, b), T.dtype)
     hc, Jw = Rw[:, :3], Rw[:, 3:].reshape(n, 3, 3, b)
     np.multiply(P.m[:, None, None], cw, out=hc)
-    np.einsum("nilb,njlb->nijb", np.einsum("nikb,nkl->nilb", A, P.Jc), A, out=Jw)
+    np.einsum("nilb,njlb->nijb", np.matmul(P.JcT, A), A, out=Jw)    # A J_c (BLAS), then (A J_c) Aᵀ
     mcc = hc[:, :, None, :] * cw[:, None, :, :]
     Jw -= mcc
     tr = mcc[:, 0, 0] + mcc[:, 1, 1] + mcc[:, 2, 2]
@@ -247,10 +253,10 @@ def world_columns(model: Model, q):
         A, pw, Rw = A[P.body_of], pw[P.body_of], Rw[P.body_of]
         hc, Jw = Rw[:, :3], Rw[:, 3:].reshape(-1, 3, 3, b)
     if S.ndim == 2:   # constant subspaces
-        w = np.einsum("nikb,nk->nib", A, S[:, :3])
+        w = _times_const(A, S[:, :3])
         v = _cross(pw, w)
         if P.S_linear:   # some prismatic or helical axis (A s_l = 0 on revolute-only models)
-            v += np.einsum("nikb,nk->nib", A, S[:, 3:])
+            v += _times_const(A, S[:, 3:])
             _count(w, 3, "world")
     else:
         w = np.einsum("nikb,nkb->nib", A, S[:, :3])
