@@ -225,9 +225,7 @@ def _crba(model: Model, q, frame: str, entries):
     batch, N = q.shape[:-1], model.ndof
     q = q.reshape(-1, N)       # one flat batch axis: the state-last arrays of crba_world need it
     if frame == "world" and q.dtype != object and crba_world.plan(model).numeric:
-        cols = crba_world.world_columns(model, q)
-        out = (crba_world.dense_from_columns(model, *cols) if entries is None
-               else crba_world.entries_from_columns(*cols, *entries))
+        out = crba_world.mass_matrix(model, q, entries)
     else:
         out = _crba_body(model, q, body_kinematics(model, q, validate=False))
         out = out if entries is None else out[..., entries[0], entries[1]]

@@ -172,3 +172,15 @@ def test_D8_massless_body():
     model = opalg.Model(base.parents, base.joints, base.placements, inertias, allow_massless=True)
     q = np.random.default_rng(0).normal(size=(3, model.ndof))
     assert_close(opalg.crba(model, q), mass_dense_route(model, q), RTOL, "crba with a massless body")
+
+
+def test_D8_large_batches_cross_the_passes():
+    """1500 states: two passes of kinematics.CHUNK, several of crba_world.SUBCHUNK, a partial last one."""
+    model = opalg.random_model(6, "tree", seed=8, joints="all")
+    q = np.random.default_rng(8).normal(size=(1500, model.ndof))
+    M = opalg.crba(model, q)
+    assert_close(M, opalg.crba(model, q, frame="body"), RTOL, "batched world vs body frame")
+    Ms = opalg.crba(model, q, layout="sparse")
+    for i in (0, 255, 256, 1023, 1024, 1499):
+        assert_close(M[i], mass_dense_route(model, q[i]), RTOL, f"state {i} vs dense route")
+        assert_close(Ms.values[i], opalg.crba(model, q[i], layout="sparse").values, RTOL, f"sparse state {i}")

@@ -91,3 +91,13 @@ def test_bias_matches_notebook_06(kind, n):
     assert c.total == 228 * n - 72 * r + 6 * n
     assert c.by_kind["cross"] == 36 * n      # crm(V) H*q̇ and crf(V) M V, 18 each
     assert counted(lambda: opalg.rnea(model, q[0], q[1], q[0])).total == c.total
+
+
+def test_counts_do_not_depend_on_the_batch_size():
+    """Batches larger than the recursions' passes (kinematics.CHUNK, crba_world.SUBCHUNK)
+    still count what one state costs."""
+    model = opalg.random_model(5, "tree", seed=4, joints="single")
+    for frame in ("world", "body"):
+        one = counted(lambda: opalg.crba(model, np.zeros(5), frame=frame)).total
+        many = counted(lambda: opalg.crba(model, np.zeros((1500, 5)), frame=frame)).total
+        assert many == one
