@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import importlib
 
-from . import algebra, constrained, constrained_passes, innovations, kinematics, operational, riccati, spatial, urdf  # noqa: F401
+from . import algebra, constrained, constrained_passes, innovations, kinematics, opcount, operational, riccati, spatial, urdf  # noqa: F401
 from .riccati import Articulated, articulated
 from .innovations import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
 from .operational import frame_jacobian, lambda_inv
 from .hybrid_dynamics import hybrid, reduced_inertia
 from .builders import planar_arm, random_model, serial_chain
-from .dynamics import bias, composite_inertias, crba, rnea
+from .dynamics import bias, composite_inertias, crba, mass_matrix_diag, rnea
+from .ltdl import LTDL, ltdl, ltdl_solve
+from .tree_sparse import TreeSparse
 from .errors import (InfeasibleDirections, ModelError, OpalgError, SingularConfigurationError, StateError,
                      URDFError)
 from .kinematics import body_poses
@@ -42,7 +44,8 @@ __all__ = [
     "aba", "articulated", "bias", "body_poses", "composite_inertias", "crba", "frame_jacobian",
     "lambda_inv", "minv", "minv_diag", "operators", "planar_arm", "random_model", "rnea",
     "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",
-    "InfeasibleDirections", "hybrid", "reduced_inertia",
+    "InfeasibleDirections", "hybrid", "reduced_inertia", "mass_matrix_diag", "TreeSparse", "ltdl",
+    "ltdl_solve", "LTDL",
 ]
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from . import opcount
 from .errors import OpalgError
 
 
@@ -237,8 +238,11 @@ def mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     numpy's stacked matmul loops over tiny matrices slowly, so for float arrays
     a constant (unbatched) factor is applied as one BLAS call on the flattened
     batch, an inner size of 1 (outer products of 1-dof joints) is a broadcast
-    multiply, and a single right-hand column uses einsum.
+    multiply, and a single right-hand column uses einsum.  Inside
+    :func:`opalg.opcount.counting` each call counts m·k·n multiply-adds per state.
     """
+    if opcount._ACTIVE:
+        opcount.tally(A.shape[-2] * A.shape[-1] * B.shape[-1], "mm")
     if A.dtype.kind == "f" and B.dtype.kind == "f":
         if B.ndim == 2 and A.ndim > 2:
             return _right_const(A, B)
@@ -252,7 +256,9 @@ def mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 def mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Batched matrix-vector product A @ x over leading axes."""
+    """Batched matrix-vector product A @ x over leading axes (counted as m·k, see :func:`mm`)."""
+    if opcount._ACTIVE:
+        opcount.tally(A.shape[-2] * A.shape[-1], "mv")
     if A.dtype.kind == "f" and x.dtype.kind == "f":
         if A.ndim == 2:  # constant matrix, batch of vectors: one gemm
             return x @ A.T

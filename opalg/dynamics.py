@@ -9,8 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import _backend as bk
+from . import crba_world
+from .errors import OpalgError
 from .kinematics import body_kinematics, chunked
 from .model import Model
+from .tree_sparse import TreeSparse, dof_parents, pattern
 
 
 @chunked(3, forces=("f_ext",))
@@ -108,7 +111,7 @@ def composite_inertias(model: Model, q, kin=None) -> tuple[list, list]:
     for k in reversed(model.order):
         p = model.parents[k]
         if p != -1:
-            R[p] = R[p] + bk.mT(kin.Xup[k]) @ R[k] @ kin.Xup[k]
+            R[p] = R[p] + bk.mm(bk.mm(bk.mT(kin.Xup[k]), R[k]), kin.Xup[k])
     return R, kin
 
 
@@ -167,28 +170,35 @@ def _crba_pairs(model: Model, R, kin, q) -> np.ndarray:
     return out
 
 
-@chunked(1)
-def crba(model: Model, q) -> np.ndarray:
+def crba(model: Model, q, layout: str = "dense", frame: str = "world"):
     r"""Joint-space mass matrix ℳ(q) by the composite rigid body algorithm.
 
     Implements ``ℳ = H φ M φ* H* = H (R + φ̃R + Rφ̃*) H*`` (docs/REFERENCE.md D2–D4):
     ``ℳ(k,k) = H(k) R(k) H*(k)`` and ``ℳ(i,j) = H(i) φ(i,j) R(j) H*(j)`` for i ≻ j,
     with the composite inertias ``R = M + ℰφ R ℰφ*`` computed inward.
 
-    The columns ``F_j = R(j) H*(j)`` are walked inward together: at body k all
-    columns of k's subtree are in frame k, so ``ℳ(k, subtree) = H(k) F`` is one
-    product and one transform ``φ(℘k,k) = Xup*`` moves them all to the parent.
-    The work is Θ(Σ depth) as for any CRBA, but the Python loop runs once per
-    body (each column stays in body frames: no world-frame shortcut).
+    ``frame="world"`` (numeric entries) is the common-frame variant (D8): subspaces and
+    composite inertias in the ground frame, one 6-vector dot product per entry, loops
+    over the tree's depth levels (:mod:`opalg.crba_world`).  ``frame="body"`` is the
+    body-frame sweep: the columns ``F_j = R(j) H*(j)`` are walked inward together, at
+    body k ``ℳ(k, subtree) = H(k) F`` is one product and one transform
+    ``φ(℘k,k) = Xup*`` moves them all to the parent (432 per body for R, 42 per body
+    and 42 per ancestor step: notebook 06's count).  Both are Θ(nnz ℳ) = Θ(Σ depth),
+    output-optimal (D5).  sympy entries always take the textbook per-(body, ancestor)
+    loop in body frames.
 
     Parameters
     ----------
     model : Model
     q : array_like, shape (..., N)
+    layout : {"dense", "sparse"}
+        ``"sparse"`` returns a :class:`~opalg.tree_sparse.TreeSparse` (values along the
+        dof tree, D5) instead of the dense matrix.
+    frame : {"world", "body"}
 
     Returns
     -------
-    ndarray, shape (..., N, N), symmetric positive definite.
+    ndarray, shape (..., N, N), symmetric positive definite; or TreeSparse.
 
     Examples
     --------
@@ -197,8 +207,38 @@ def crba(model: Model, q) -> np.ndarray:
     >>> Mq = opalg.crba(m, np.zeros(m.ndof))
     >>> bool(np.allclose(Mq, Mq.T)), bool(np.all(np.linalg.eigvalsh(Mq) > 0))
     (True, True)
+    >>> bool(np.allclose(opalg.crba(m, np.zeros(m.ndof), frame="body"), Mq))
+    True
     """
-    R, kin = composite_inertias(model, q, body_kinematics(model, q, validate=False))
+    if layout not in ("dense", "sparse"):
+        raise OpalgError(f"crba: layout must be 'dense' or 'sparse', got {layout!r}")
+    if frame not in ("world", "body"):
+        raise OpalgError(f"crba: frame must be 'world' or 'body', got {frame!r}")
+    if layout == "dense":
+        return _crba(model, q, frame, None)
+    P = pattern(dof_parents(model))
+    return TreeSparse(_crba(model, q, frame, (P.rows, P.cols)), P.parent)
+
+
+def _crba(model: Model, q, frame: str, entries):
+    """ℳ dense (entries None) or its stored entries ℳ(rows, cols) (entries = (rows, cols))."""
+    batch, N = q.shape[:-1], model.ndof
+    q = q.reshape(-1, N)       # one flat batch axis: the state-last arrays of crba_world need it
+    if frame == "world" and q.dtype != object and crba_world.plan(model).numeric:
+        out = crba_world.mass_matrix(model, q, entries)
+    else:
+        out = _crba_body(model, q, body_kinematics(model, q, validate=False))
+        out = out if entries is None else out[..., entries[0], entries[1]]
+    return out.reshape(batch + out.shape[1:])
+
+
+_crba.__name__ = "crba"   # chunked names the function in its overflow message: the public name
+_crba = chunked(1)(_crba)
+
+
+def _crba_body(model: Model, q, kin) -> np.ndarray:
+    """The body-frame sweep of :func:`crba` (and the symbolic pairs loop)."""
+    R, kin = composite_inertias(model, q, kin)
     dtype = bk.common_dtype(q, *R, *kin.S)  # S: a symbolic axis or pitch may enter only there
     if dtype == object:
         return _crba_pairs(model, R, kin, q)
@@ -215,10 +255,35 @@ def crba(model: Model, q) -> np.ndarray:
         W[..., a:b, :] = bk.mT(bk.mm(R[k], S))
         for c in model.children[k]:  # subtree of c: frame c -> frame k (F <- Xup* F, as rows)
             sc, ec = start[c], stop[c]
-            W[..., sc:ec, :] = W[..., sc:ec, :] @ kin.Xup[c]
+            W[..., sc:ec, :] = bk.mm(W[..., sc:ec, :], kin.Xup[c])
         blk = bk.mm(W[..., a:e, :], S)        # ℳ(subtree(k), k) = F* H*(k)
         out[..., a:e, a:b] = blk
         out[..., a:b, a:e] = bk.mT(blk)
     if perm is not None:
         out = out[..., perm[:, None], perm]
     return out
+
+
+@chunked(1)
+def mass_matrix_diag(model: Model, q) -> list:
+    r"""Diagonal blocks of ℳ in O(n) (D6), the dual of :func:`~opalg.minv_diag`:
+
+    .. math:: ℳ(k,k) = H(k) R(k) H^*(k),\qquad R = M + ℰφ R ℰφ^* \ \text{(D1, D3)}.
+
+    One inward pass for the composite inertias and one n_k×n_k product per body: no
+    off-diagonal block is formed (those are what make ℳ itself Θ(Σ depth)).  A multi-axis
+    joint's block is the full n_k×n_k ``H(k)R(k)H*(k)``, whose diagonal is that of ℳ.
+
+    Returns a list of (..., n_k, n_k) blocks, one per body.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(5, "tree", seed=3, joints="all")
+    >>> q = np.random.default_rng(0).normal(size=m.ndof)
+    >>> d = np.concatenate([np.diagonal(b, axis1=-2, axis2=-1) for b in opalg.mass_matrix_diag(m, q)])
+    >>> bool(np.allclose(d, np.diag(opalg.crba(m, q))))
+    True
+    """
+    R, kin = composite_inertias(model, q, body_kinematics(model, q, validate=False))
+    return [bk.mm(bk.mT(kin.S[k]), bk.mm(R[k], kin.S[k])) for k in range(model.n)]

@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from . import _backend as bk
+from . import opcount
 from .errors import ModelError
 from .axes import AXIS_KINDS, _SPELLINGS, AxisKind  # noqa: F401  (AxisKind re-exported)
 from .spatial import cross_motion
@@ -259,6 +260,8 @@ def joint_velocity(S: np.ndarray, qdk: np.ndarray) -> tuple[np.ndarray, np.ndarr
     array([0., 0., 0., 0., 1., 0.])
     """
     cols = [S[..., :, i] * qdk[..., i:i + 1] for i in range(S.shape[-1])]
+    if opcount._ACTIVE:  # S q̇: 6 per axis
+        opcount.tally(6 * S.shape[-1], "mv")
     vJ = sum(cols[1:], cols[0])
     cJ = 0
     for i in range(len(cols)):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _backend as bk
+from . import opcount
 from .errors import StateError
 from .joints import TreeTransform, joint_transform, joint_velocity
 from .model import Model
@@ -129,7 +130,8 @@ def chunked(n_states: int, forces: tuple[str, ...] = ()):
             batch = broadcast_batch(model, **dict(zip(names, arrs)),
                                     **{nm: f[..., 0] for nm, f in frc.items()})
             size = int(np.prod(batch, dtype=int))
-            if size <= CHUNK or any(a.dtype.kind != "f" for a in [*arrs, *frc.values()]):
+            # (one pass while operations are counted: opalg.opcount's counts are per state)
+            if size <= CHUNK or opcount._ACTIVE or any(a.dtype.kind != "f" for a in [*arrs, *frc.values()]):
                 return fn(model, *arrs, **rest)
             flat = [np.broadcast_to(a, batch + a.shape[-1:]).reshape(size, a.shape[-1]) for a in arrs]
             fflat = {nm: np.broadcast_to(f, batch + f.shape[-2:]).reshape((size,) + f.shape[-2:])

@@ -212,6 +212,7 @@ class Model:
             self.I_spatial = tuple(_symmetric(spatial_inertia(i.mass, i.com, i.I_com)) for i in self.inertias)
         self._up_cache: dict = {}  # body k -> joints.TreeTransform, filled by kinematics.up_transform
         self._crba_layout = None   # (start, stop, perm) column layout, filled by dynamics.crba
+        self._crba_world = None    # crba_world._Plan (levels, masks, inertia parameters)
         self.symbolic = bk.is_symbolic(*self.X_tree, *self.I_spatial, self.gravity,
                                        *[j.axes for j in self.joints])
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _backend as bk
+from . import opcount
 
 
 def skew(x) -> np.ndarray:
@@ -92,6 +93,8 @@ def cross_motion(V, u) -> np.ndarray:
     True
     """
     V, u = bk.asarray(V), bk.asarray(u)
+    if opcount._ACTIVE:  # ω × u_ω, ω × u_v, v × u_ω: 6 each
+        opcount.tally(18, "cross")
     # w x [u_w; u_v] in one pass over 6 components, then v x u_w on the lower half.
     out = V[..., _W1] * u[..., _U2] - V[..., _W2] * u[..., _U1]
     out[..., 3:] += _cross(V[..., 3:], u[..., :3])
@@ -110,6 +113,8 @@ def cross_force(V, f) -> np.ndarray:
     True
     """
     V, f = bk.asarray(V), bk.asarray(f)
+    if opcount._ACTIVE:  # ω × n, ω × f, v × f: 6 each
+        opcount.tally(18, "cross")
     out = V[..., _W1] * f[..., _U2] - V[..., _W2] * f[..., _U1]
     out[..., :3] += _cross(V[..., 3:], f[..., 3:])
     return out
