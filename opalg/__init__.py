@@ -47,7 +47,7 @@ __all__ = [
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy
 #: (``opalg.symbolic``) nor scipy's integrators and the widgets (``opalg.ider``).
-_LAZY = ("symbolic", "ider", "underactuated", "closed", "quasi")
+_LAZY = ("symbolic", "ider", "underactuated", "closed", "quasi", "flex")
 
 
 def __getattr__(name: str):
