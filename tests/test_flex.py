@@ -69,7 +69,7 @@ def test_aba_inverts_rnea_and_matches_dense(n, topo, seed):
 @pytest.mark.parametrize("n,topo,seed", CASES)
 def test_hybrid_vs_partitioned_solve(n, topo, seed):
     """[K5] hybrid (joints prescribed, modes free) vs the dense partitioned system:
-    ℳ_ηη η̈ = τ_η − h_η − ℳ_ηθ θ̈ and τ_θ = ℳ_θη η̈ + ℳ_θθ θ̈ + h_θ (h = rnea at ẍ = 0)."""
+    ℳ_ηη η̈ = τ_η − h_η − ℳ_ηθ θ̈,  τ_θ = ℳ_θη η̈ + ℳ_θθ θ̈ + h_θ  (h = rnea at ẍ = 0)."""
     fm = random_flex_model(n, topo, seed)
     x, v, _ = _state(fm, seed)
     eta = np.concatenate([np.arange(s.start, s.stop) for s in fm.eta_slice]).astype(int)
@@ -77,7 +77,8 @@ def test_hybrid_vs_partitioned_solve(n, topo, seed):
     rng = np.random.default_rng(seed)
     thdd, tau_eta = rng.normal(size=th.size), rng.normal(size=eta.size)
     M, h = flex.crba(fm, x), flex.rnea(fm, x, v, np.zeros(fm.ndof))
-    eta_dd = np.linalg.solve(M[np.ix_(eta, eta)], tau_eta - h[eta] - M[np.ix_(eta, th)] @ thdd) if eta.size else eta * 0.0
+    eta_dd = (np.linalg.solve(M[np.ix_(eta, eta)], tau_eta - h[eta] - M[np.ix_(eta, th)] @ thdd)
+              if eta.size else eta * 0.0)
     tau_th = M[np.ix_(th, eta)] @ eta_dd + M[np.ix_(th, th)] @ thdd + h[th]
     e, t = flex.hybrid(fm, x, v, thdd, tau_eta)
     tol = max(1e-12, np.linalg.cond(M) * 1e-15)

@@ -154,7 +154,7 @@ def _articulated(fm, kin, T_p, acc_a, masks):
 
 
 def aba(fm, x, v, tau, gravity: bool = True) -> np.ndarray:
-    r"""Forward dynamics ẍ = ℳ⁻¹(T − C − 𝒦x − 𝒟ẋ) by the articulated recursion (docs/REFERENCE.md K5).
+    r"""Forward dynamics ẍ = ℳ⁻¹(T − C − 𝒦x − 𝒟ẋ), articulated recursion (docs/REFERENCE.md K5).
 
     Inward on enlarged nodes: P(k) = 𝓜(k) + Σ_c Φ(k,c)P⁺(c)Φ*(k,c), D = ℋPℋ*,
     G = Pℋ*D⁻¹, P⁺ = P − GℋP, z(k) = Pa + b + Σ_c Φ(k,c)z⁺(c), ε = T − 𝒦x − 𝒟ẋ − ℋz,
