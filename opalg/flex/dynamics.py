@@ -1,0 +1,233 @@
+r"""CRBA, RNEA, ABA and hybrid dynamics on enlarged nodes (docs/REFERENCE.md K3–K5).
+
+Equations of motion, with β = ẋ = [η̇_k; θ̇_k]_k (:mod:`opalg.flex.model`):
+
+.. math::
+    ℳ(x)\,\ddot x + C(x, \dot x) + 𝒦 x + 𝒟 \dot x = T,\qquad ℳ = ℋΦ𝓜Φ^*ℋ^* ,
+
+𝒦 = blockdiag(K_k, 0), 𝒟 = blockdiag(D_k, 0) acting on the modal rows.  The recursions
+are the rigid ones (C2, E5, E9, G1) with rectangular Φ blocks, (m_k + n_k)-row ℋ(k),
+(m_k + 6)-square 𝓜(k), P(k), and the a(k), b(k) of :mod:`opalg.flex.kinematics`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import SingularConfigurationError, StateError
+from .kinematics import flex_kinematics
+
+__all__ = ["crba", "rnea", "aba", "hybrid"]
+
+
+def _split(fm, x) -> list:
+    return [x[fm.eta_slice[k].start:fm.theta_slice[k].stop] for k in range(fm.n)]
+
+
+def _stiffness(fm, x, v) -> np.ndarray:
+    """𝒦x + 𝒟ẋ (zero on the joint rows)."""
+    out = np.zeros(fm.ndof, np.result_type(x, v))
+    for k, b in enumerate(fm.bodies):
+        s = fm.eta_slice[k]
+        out[s] = b.K @ x[s] + b.D @ v[s]
+    return out
+
+
+def crba(fm, x) -> np.ndarray:
+    r"""Mass matrix ℳ = ℋΦ𝓜Φ*ℋ* by composite enlarged-node inertias (docs/REFERENCE.md K3).
+
+    R(k) = 𝓜(k) + Σ_c Φ(k,c) R(c) Φ*(k,c); ℳ(k,k) = ℋ(k)R(k)ℋ*(k) and
+    ℳ(℘ⁱk, k) = ℋ(℘ⁱk) Φ(℘ⁱk, ℘ⁱ⁻¹k)⋯Φ(℘k, k) R(k)ℋ*(k) up the path (E5).
+
+    Parameters
+    ----------
+    fm : FlexModel
+    x : array_like (ndof,)
+        Coordinates (real, or complex for complex-step differentiation).
+
+    Returns
+    -------
+    ndarray (ndof, ndof)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.flex import examples, crba
+    >>> fm = examples.two_link_arm(modes=2)
+    >>> M = crba(fm, np.zeros(fm.ndof))
+    >>> bool(np.allclose(M, M.T)), bool(np.all(np.linalg.eigvalsh(M) > 0))
+    (True, True)
+    """
+    x = fm.check_state(x, "x")
+    kin = flex_kinematics(fm, x)
+    R = [Mk.copy() for Mk in kin.Mcal]
+    for k in reversed(fm.order):
+        p = fm.parents[k]
+        if p >= 0:
+            R[p] = R[p] + kin.Phi_star[k].T @ R[k] @ kin.Phi_star[k]
+    out = np.zeros((fm.ndof, fm.ndof), x.dtype)
+    rows = [slice(fm.eta_slice[k].start, fm.theta_slice[k].stop) for k in range(fm.n)]
+    for k in range(fm.n):
+        F = R[k] @ kin.Hs[k]
+        out[rows[k], rows[k]] = kin.Hs[k].T @ F
+        j = k
+        while fm.parents[j] >= 0:
+            F = kin.Phi_star[j].T @ F
+            j = fm.parents[j]
+            blk = kin.Hs[j].T @ F
+            out[rows[j], rows[k]] = blk
+            out[rows[k], rows[j]] = blk.T
+    return out
+
+
+def rnea(fm, x, v, xdd, gravity: bool = True) -> np.ndarray:
+    r"""Inverse dynamics T = ℳẍ + C + 𝒦x + 𝒟ẋ by Newton–Euler on enlarged nodes (docs/REFERENCE.md K4).
+
+    .. math:: T = ℋΦ\bigl(𝓜Φ^*(ℋ^*\ddot x + a) + b\bigr) + 𝒦x + 𝒟\dot x ,
+
+    outward 𝒜(k) = Φ*(℘,k)𝒜(℘) + ℋ*(k)ẍ(k) + a(k), inward F(k) = 𝓜(k)𝒜(k) + b(k) +
+    Σ_c Φ(k,c)F(c), T(k) = ℋ(k)F(k) (+ the modal stiffness and damping).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.flex import examples, rnea, crba
+    >>> fm = examples.two_link_arm(modes=1, gravity=(0, 0, 0))
+    >>> x = np.zeros(fm.ndof); a = np.arange(1.0, fm.ndof + 1)
+    >>> bool(np.allclose(rnea(fm, x, 0 * x, a), crba(fm, x) @ a))
+    True
+    """
+    x, v, xdd = fm.check_state(x, "x"), fm.check_state(v, "v"), fm.check_state(xdd, "xdd")
+    kin = flex_kinematics(fm, x, v, gravity)
+    xdds = _split(fm, xdd)
+    A, F = [None] * fm.n, [None] * fm.n
+    for k in fm.order:
+        p = fm.parents[k]
+        A[k] = kin.Hs[k] @ xdds[k] + kin.a[k]
+        if p >= 0:
+            A[k] = A[k] + kin.Phi_star[k] @ A[p]
+        F[k] = kin.Mcal[k] @ A[k] + kin.b[k]
+    for k in reversed(fm.order):
+        p = fm.parents[k]
+        if p >= 0:
+            F[p] = F[p] + kin.Phi_star[k].T @ F[k]
+    T = np.concatenate([kin.Hs[k].T @ F[k] for k in range(fm.n)])
+    return T + _stiffness(fm, x, v)
+
+
+def _articulated(fm, kin, T_p, acc_a, masks):
+    r"""Hybrid articulated recursion (E9/G1) on enlarged nodes; ``masks[k]`` marks the
+    eliminated (passive) rows of ℋ(k), the others get the given accelerations ``acc_a``."""
+    n = fm.n
+    P, z, D, G, eps, ap, Hp = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
+    Pp, zp = [None] * n, [None] * n
+    for k in range(n):
+        Hk, msk = kin.Hs[k], masks[k]
+        Hp[k] = Hk[:, msk]
+        ap[k] = kin.a[k] + Hk[:, ~msk] @ acc_a[k]                       # a′ = a + ℋ_a* ẍ_a (G1)
+        P[k], z[k] = kin.Mcal[k].copy(), kin.b[k].copy()
+    for k in reversed(fm.order):
+        for c in fm.children[k]:
+            Ps = kin.Phi_star[c]
+            P[k] = P[k] + Ps.T @ Pp[c] @ Ps
+            z[k] = z[k] + Ps.T @ zp[c]
+        z[k] = z[k] + P[k] @ ap[k]                                       # z = Pa′ + b + Σ Φz⁺ (E9)
+        D[k] = Hp[k].T @ P[k] @ Hp[k]
+        U = P[k] @ Hp[k]
+        try:
+            np.linalg.cholesky(D[k])                                     # D(k) SPD: the pivot check
+        except np.linalg.LinAlgError:
+            raise SingularConfigurationError(
+                f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
+        G[k] = np.linalg.solve(D[k], U.T).T if D[k].size else U
+        eps[k] = T_p[k] - Hp[k].T @ z[k]
+        Pp[k] = P[k] - G[k] @ U.T
+        Pp[k] = (Pp[k] + Pp[k].T) / 2                                    # keep P⁺ symmetric (E11)
+        zp[k] = z[k] + G[k] @ eps[k]
+    alpha, out = [None] * n, [None] * n
+    for k in fm.order:
+        p = fm.parents[k]
+        a_plus = np.zeros_like(ap[k]) if p < 0 else kin.Phi_star[k] @ alpha[p]
+        out[k] = np.linalg.solve(D[k], eps[k]) - G[k].T @ a_plus if D[k].size else eps[k]
+        alpha[k] = a_plus + Hp[k] @ out[k] + ap[k]
+    return out, alpha
+
+
+def aba(fm, x, v, tau, gravity: bool = True) -> np.ndarray:
+    r"""Forward dynamics ẍ = ℳ⁻¹(T − C − 𝒦x − 𝒟ẋ), articulated recursion (docs/REFERENCE.md K5).
+
+    Inward on enlarged nodes: P(k) = 𝓜(k) + Σ_c Φ(k,c)P⁺(c)Φ*(k,c), D = ℋPℋ*,
+    G = Pℋ*D⁻¹, P⁺ = P − GℋP, z(k) = Pa + b + Σ_c Φ(k,c)z⁺(c), ε = T − 𝒦x − 𝒟ẋ − ℋz,
+    z⁺ = z + Gε; outward α⁺ = Φ*(℘,k)α(℘), ẍ(k) = D⁻¹ε − G*α⁺, α = α⁺ + ℋ*ẍ + a (E9).
+    The modal rows are eliminated together with the joint's: D(k) is (m_k + n_k)-square.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.flex import examples, aba, rnea
+    >>> fm = examples.two_link_arm(modes=2)
+    >>> x, v, a = np.random.default_rng(0).normal(size=(3, fm.ndof)) * 0.1
+    >>> bool(np.allclose(aba(fm, x, v, rnea(fm, x, v, a)), a))
+    True
+    """
+    x, v, tau = fm.check_state(x, "x"), fm.check_state(v, "v"), fm.check_state(tau, "tau")
+    kin = flex_kinematics(fm, x, v, gravity)
+    T = _split(fm, tau - _stiffness(fm, x, v))
+    masks = [np.ones(fm.sizes[k] - 6 + fm.joint_sizes[k], bool) for k in range(fm.n)]
+    acc = [np.zeros(0) for _ in range(fm.n)]
+    out, _ = _articulated(fm, kin, T, acc, masks)
+    return np.concatenate(out)
+
+
+def hybrid(fm, x, v, theta_dd, tau_eta=None, gravity: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    r"""Prescribed joint accelerations, free modal response (docs/REFERENCE.md K5, G1).
+
+    The modal rows are passive (given generalized force τ_η − Kη − Dη̇, default τ_η = 0)
+    and the joint rows active (given θ̈): the articulated recursion eliminates only the
+    modal rows of each ℋ(k) and uses a′ = a + ℋ_a*θ̈ (G1).  The joint torques follow from
+    one Newton–Euler pass with the resulting accelerations.
+
+    Parameters
+    ----------
+    theta_dd : array_like (Σ n_k,)
+        Joint accelerations, body by body.
+    tau_eta : array_like (Σ m_k,), optional
+        Applied modal forces.
+
+    Returns
+    -------
+    eta_dd : ndarray (Σ m_k,)
+    tau_theta : ndarray (Σ n_k,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.flex import examples, hybrid, aba
+    >>> fm = examples.two_link_arm(modes=2)
+    >>> x, v = np.full(fm.ndof, 0.1), np.zeros(fm.ndof)
+    >>> eta_dd, tau = hybrid(fm, x, v, [1.0, -2.0])
+    >>> T = np.zeros(fm.ndof); T[[2, 5]] = tau
+    >>> bool(np.allclose(aba(fm, x, v, T)[[2, 5]], [1.0, -2.0]))
+    True
+    """
+    x, v = fm.check_state(x, "x"), fm.check_state(v, "v")
+    th = np.asarray(theta_dd, float).reshape(-1)
+    nth, neta = sum(fm.joint_sizes), sum(fm.modes)
+    if th.shape != (nth,) or not np.all(np.isfinite(th)):
+        raise StateError(f"theta_dd must be {nth} finite joint accelerations, got shape {th.shape}")
+    te = np.zeros(neta) if tau_eta is None else np.asarray(tau_eta, float).reshape(-1)
+    if te.shape != (neta,) or not np.all(np.isfinite(te)):
+        raise StateError(f"tau_eta must be {neta} finite modal forces, got shape {te.shape}")
+    kin = flex_kinematics(fm, x, v, gravity)
+    stiff = _stiffness(fm, x, v)
+    T, acc, masks, oe, ot = [], [], [], 0, 0
+    for k in range(fm.n):
+        m, nk = fm.modes[k], fm.joint_sizes[k]
+        T.append(te[oe:oe + m] - stiff[fm.eta_slice[k]])
+        acc.append(th[ot:ot + nk])
+        masks.append(np.arange(m + nk) < m)
+        oe, ot = oe + m, ot + nk
+    eta_dd, _ = _articulated(fm, kin, T, acc, masks)
+    xdd = np.concatenate([np.concatenate([e, a]) for e, a in zip(eta_dd, acc)])
+    full = rnea(fm, x, v, xdd, gravity)
+    return np.concatenate(eta_dd), np.concatenate([full[fm.theta_slice[k]] for k in range(fm.n)])
