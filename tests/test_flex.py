@@ -173,8 +173,8 @@ def test_energy_two_link_arm(damping):
     fm = flex.examples.two_link_arm(modes=2, damping=damping)
     x = np.zeros(fm.ndof); x[[2, 5]] = [0.4, -0.6]; x[[0, 3]] = [0.01, -0.02]
     v = np.zeros(fm.ndof); v[[2, 5]] = [1.0, -1.5]
-    E0 = _energy(fm, x, v)
-    errs = [(_energy(fm, *_rk4(fm, x, v, dt, n)) - E0) / abs(E0) for dt, n in ((1e-3, 100), (5e-4, 200))]
+    energy0 = _energy(fm, x, v)
+    errs = [(_energy(fm, *_rk4(fm, x, v, dt, n)) - energy0) / abs(energy0) for dt, n in ((1e-3, 100), (5e-4, 200))]
     if damping == 0:
         assert abs(errs[1]) < 1e-6 and abs(errs[0]) > 10 * abs(errs[1]), errs
     else:
@@ -187,6 +187,6 @@ def test_energy_random_tree():
     for b in fm.bodies:
         b.D = np.zeros_like(b.D)
     x, v, _ = _state(fm, 7, 0.2)
-    E0 = _energy(fm, x, v)
+    energy0 = _energy(fm, x, v)
     x1, v1 = _rk4(fm, x, v, 1e-3, 100)
-    assert abs(_energy(fm, x1, v1) - E0) <= 1e-6 * abs(E0) + 1e-9
+    assert abs(_energy(fm, x1, v1) - energy0) <= 1e-6 * abs(energy0) + 1e-9
