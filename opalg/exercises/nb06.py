@@ -1,8 +1,8 @@
 """Exercises of notebook 06 (forward dynamics read off ℳ⁻¹).  Model answers: docs/solutions/06_forward_dynamics.md.
 
 Expected values are computed here by a route other than the one the exercise asks for: the
-multiply-add counts of the notebook's §5 table (which the notebook checks against counted
-arithmetic), the dense operator form of the E9 bracket, the dense inverse, and ``opalg.aba``.
+multiply-add counts of the notebook's §5 formulas (the notebook measures their CRBA and bias
+terms with :mod:`opalg.opcount`; the ABA's and the Cholesky's are counted by hand), the dense operator form of the E9 bracket, the dense inverse, and ``opalg.aba``.
 """
 
 from __future__ import annotations
