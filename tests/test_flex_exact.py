@@ -24,12 +24,12 @@ from helpers import assert_close
 
 # numbers of the test body: hub (mass, com x, I_zz about com), node at (ell, 0, 0) with mass,
 # com x offset in node axes and I_zz; mode shape (φ along y, ψ about z), stiffness, damping, gravity
-PAR = dict(m0=1.3, h=0.35, J0=0.07, ell=0.9, m1=0.6, c=0.12, J1=0.02, phi=0.8, psi=1.7, k=11.0, d=0.3, g=9.81)
+PAR = dict(m0=1.3, h=0.35, Jhub=0.07, ell=0.9, m1=0.6, c=0.12, Jnode=0.02, phi=0.8, psi=1.7, k=11.0, d=0.3, g=9.81)
 
 
 def _flex_model(p):
-    hub = (p["m0"], [p["h"], 0, 0], np.diag([0.03, 0.05, p["J0"]]))
-    node = (p["m1"], [p["c"], 0, 0], np.diag([0.012, 0.015, p["J1"]]))
+    hub = (p["m0"], [p["h"], 0, 0], np.diag([0.03, 0.05, p["Jhub"]]))
+    node = (p["m1"], [p["c"], 0, 0], np.diag([0.012, 0.015, p["Jnode"]]))
     body = flex.FlexBody(hub, [[p["ell"], 0, 0]], [node], Phi=[[[0.0], [p["phi"]], [0.0]]],
                          Psi=[[[0.0], [0.0], [p["psi"]]]], K=[[p["k"]]], D=[[p["d"]]])
     return flex.FlexModel([-1], [Joint("R", [0, 0, 1])], [(np.eye(3), np.zeros(3))], [body],
@@ -49,8 +49,8 @@ def _lagrangian_equations():
 
     hub_c = rot(Th) * sp.Matrix([s["h"], 0])
     node_c = rot(Th) * sp.Matrix([s["ell"], s["phi"] * E]) + rot(Th + s["psi"] * E) * sp.Matrix([s["c"], 0])
-    T = (s["m0"] * hub_c.diff(t).dot(hub_c.diff(t)) + s["J0"] * Th.diff(t) ** 2
-         + s["m1"] * node_c.diff(t).dot(node_c.diff(t)) + s["J1"] * (Th.diff(t) + s["psi"] * E.diff(t)) ** 2) / 2
+    T = (s["m0"] * hub_c.diff(t).dot(hub_c.diff(t)) + s["Jhub"] * Th.diff(t) ** 2
+         + s["m1"] * node_c.diff(t).dot(node_c.diff(t)) + s["Jnode"] * (Th.diff(t) + s["psi"] * E.diff(t)) ** 2) / 2
     U = s["g"] * (s["m0"] * hub_c[1] + s["m1"] * node_c[1]) + s["k"] * E ** 2 / 2
     L = T - U
     q, qd = [E, Th], [E.diff(t), Th.diff(t)]
@@ -90,11 +90,11 @@ def test_one_link_one_mode_vs_lagrangian_40_digits(lagrangian, seed):
 
 def test_reference_is_not_trivial(lagrangian):
     """Guard on the reference: at η = 0 the mass matrix is the rigid one of hub + node
-    (θθ entry = m0h² + J0 + m1(ℓ + c)² + J1), and the modal-joint coupling is nonzero."""
+    (θθ entry = m0h² + Jhub + m1(ℓ + c)² + Jnode), and the modal-joint coupling is nonzero."""
     M_sym, _, syms, s = lagrangian
     p = PAR
     M0 = _at(M_sym, syms, s, [0.0, 0.3], [0.0, 0.0]).astype(float)
-    assert M0[1, 1] == pytest.approx(p["m0"] * p["h"] ** 2 + p["J0"] + p["m1"] * (p["ell"] + p["c"]) ** 2 + p["J1"],
+    assert M0[1, 1] == pytest.approx(p["m0"] * p["h"] ** 2 + p["Jhub"] + p["m1"] * (p["ell"] + p["c"]) ** 2 + p["Jnode"],
                                      rel=1e-15)
     assert abs(M0[0, 1]) > 0.1
 
