@@ -149,6 +149,30 @@ def test_errors():
         flex.hybrid(fm, np.zeros(fm.ndof), np.zeros(fm.ndof), [1.0])
 
 
+def test_damping_validated_on_assignment():
+    """FlexBody.D is a property: an assignment is checked (shape, finiteness, symmetry,
+    positive semidefiniteness) like the constructor argument, and the stored matrix is
+    read-only so that an in-place edit cannot bypass the check; the dynamics use the new D."""
+    fm = flex.examples.two_link_arm(modes=2, gravity=(0, 0, 0))
+    b = fm.bodies[0]
+    for bad, msg in (([[1.0]], "shape"), ([[1.0, 2.0], [0.0, 1.0]], "symmetric"),
+                     (-np.eye(2), "positive semidefinite"), ([[np.nan, 0], [0, 1]], "non-finite"),
+                     ("abc", "array of numbers")):
+        with pytest.raises(ModelError, match=msg):
+            b.D = bad
+    assert np.array_equal(b.D, np.zeros((2, 2)))             # a refused value leaves D unchanged
+    with pytest.raises(ValueError):
+        b.D[0, 0] = -1.0
+    x, v = np.zeros(fm.ndof), np.zeros(fm.ndof)
+    v[:2] = [1.0, -2.0]
+    b.D = [[3.0, 1.0], [1.0, 2.0]]
+    # at x = 0 with only modal rates: T_η = C_η + D η̇; the difference with D = 0 is D η̇ exactly
+    T_damped = flex.rnea(fm, x, v, 0 * x)
+    b.D = np.zeros((2, 2))
+    assert_close(T_damped - flex.rnea(fm, x, v, 0 * x), np.r_[[3.0 - 2.0, 1.0 - 4.0], np.zeros(4)], 1e-14,
+                 "D η̇ in rnea")
+
+
 def _energy(fm, x, v):
     from flex_oracle import potential
     return 0.5 * v @ flex.crba(fm, x) @ v + potential(fm, x)

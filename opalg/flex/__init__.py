@@ -1,4 +1,4 @@
-r"""Flexible bodies as spatial operators: assumed modes on enlarged nodes (docs/REFERENCE.md §13, K3–K6).
+r"""Flexible bodies as spatial operators: assumed modes on enlarged nodes (docs/REFERENCE.md §13, K3–K7).
 
 A flexible body with m_k assumed modes becomes one node of the operator algebra with state
 [η̇_k; V_k]; ℳ = ℋΦ𝓜Φ*ℋ* and the rigid recursions carry over with rectangular Φ blocks.
@@ -18,5 +18,6 @@ from . import examples  # noqa: F401
 from .body import FlexBody
 from .dynamics import aba, crba, hybrid, rnea
 from .model import FlexModel
+from .soa import FlexOperators, operators
 
-__all__ = ["FlexBody", "FlexModel", "aba", "crba", "hybrid", "rnea", "examples"]
+__all__ = ["FlexBody", "FlexModel", "FlexOperators", "aba", "crba", "hybrid", "operators", "rnea", "examples"]

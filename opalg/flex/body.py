@@ -124,7 +124,8 @@ class FlexBody:
         self.Phi = _matrix(Phi, (p, 3, m), f"{label}: Phi")
         self.Psi = np.zeros((p, 3, m)) if Psi is None else _matrix(Psi, (p, 3, m), f"{label}: Psi")
         self.K = _psd(_matrix(np.zeros((m, m)) if K is None else K, (m, m), f"{label}: K"), f"{label}: K")
-        self.D = _psd(_matrix(np.zeros((m, m)) if D is None else D, (m, m), f"{label}: D"), f"{label}: D")
+        self._label = label
+        self.D = np.zeros((m, m)) if D is None else D
         self.Q = np.concatenate([self.Phi, self.Psi], axis=1)
         self.M_hub = _symmetric(spatial_inertia(hub.mass, hub.com, hub.I_com)).astype(float)
         if p:
@@ -134,6 +135,32 @@ class FlexBody:
             self.M_nodes = _symmetric(spatial_inertia(ms, cs, Js))
         else:
             self.M_nodes = np.zeros((0, 6, 6))
+
+    @property
+    def D(self) -> np.ndarray:
+        """Modal damping (m × m, symmetric positive semidefinite); validated on every assignment.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from opalg.flex import examples
+        >>> b = examples.two_link_arm(modes=1).bodies[0]
+        >>> b.D = [[0.5]]
+        >>> b.D
+        array([[0.5]])
+        >>> b.D = [[-1.0]]
+        Traceback (most recent call last):
+            ...
+        opalg.errors.ModelError: flexible body: D must be positive semidefinite (smallest eigenvalue -1)
+        """
+        return self._D
+
+    @D.setter
+    def D(self, value) -> None:
+        what = f"{self._label}: D"
+        D = _psd(_matrix(value, (self.m, self.m), what), what)
+        D.flags.writeable = False        # so that b.D[0, 0] = -1 cannot bypass the check
+        self._D = D
 
     @property
     def p(self) -> int:

@@ -8,6 +8,10 @@ Equations of motion, with β = ẋ = [η̇_k; θ̇_k]_k (:mod:`opalg.flex.model`
 𝒦 = blockdiag(K_k, 0), 𝒟 = blockdiag(D_k, 0) acting on the modal rows.  The recursions
 are the rigid ones (C2, E5, E9, G1) with rectangular Φ blocks, (m_k + n_k)-row ℋ(k),
 (m_k + 6)-square 𝓜(k), P(k), and the a(k), b(k) of :mod:`opalg.flex.kinematics`.
+
+One state per call (x, v, … of shape (ndof,)): the enlarged-node kinematics are written for a
+single state, so the batching of :func:`opalg.kinematics.chunked`, which feeds chunks of states
+to a recursion vectorized over a leading batch axis, does not apply; loop over states instead.
 """
 
 from __future__ import annotations

@@ -1,0 +1,267 @@
+r"""The spatial operators of a flexible model on its enlarged nodes (docs/REFERENCE.md K7).
+
+``ops = opalg.flex.operators(fm, x, v)``: the operators of :mod:`opalg.soa` with node k of
+size d_k = m_k + 6 (state 𝒱(k) = [η̇_k; V_k]) and m_k + n_k generalized speeds:
+
+=============== =================== ==================================================
+attribute       size                meaning
+=============== =================== ==================================================
+E_phi           Σd × Σd             ℰΦ, block (℘k,k) = Φ(℘k,k) (d_℘ × d_k, rectangular)
+phi             Σd × Σd             Φ = (I − ℰΦ)⁻¹, applied as an inward recursion
+H               N × Σd              diag ℋ(k) = diag(I_{m_k}, H(k))
+M               Σd × Σd             diag 𝓜(k) (K3)
+R               Σd × Σd             composite inertias R = 𝓜 + ℰΦ R ℰΦ*
+P, P_plus       Σd × Σd             articulated inertias P and P⁺ = τ̄P
+D, Dinv         N × N               diag ℋPℋ* and its inverse
+G, tau_bar      Σd × N, Σd × Σd     diag Pℋ*D⁻¹ and diag I − Gℋ
+K               Σd × N              ℰΦG, block (℘k,k) = Φ(℘k,k)G(k)
+E_psi, psi      Σd × Σd             ℰψ = ℰΦτ̄ and ψ = (I − ℰψ)⁻¹
+mass_matrix     N × N               ℳ = ℋΦ𝓜Φ*ℋ*
+L, L_inv        N × N               I + ℋΦK and I − ℋψK (E6, E7)
+mass_matrix_inv N × N               (I − ℋψK)* D⁻¹ (I − ℋψK) (E8)
+V, a, b         (Σd,)               𝒱(k) = [η̇_k; V_k], a(k), b(k) of K4 — only with v
+=============== =================== ==================================================
+
+With ``passive=mask`` (one boolean per entry of x) the articulated quantities use the
+passive rows ℋ_p of ℋ (G1): ``P, D, G, tau_bar, K, psi, L, L_inv`` are the hybrid factors,
+``mass_matrix_pp`` = ℋ_pΦ𝓜Φ*ℋ_p* and ``mass_matrix_pp_inv`` its inverse from them.  A mask
+that makes the modal rows passive and the joint rows active is :func:`opalg.flex.hybrid`'s.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from ..algebra import BlockDiagonal, EdgeOperator, Identity, SPO
+from ..errors import SingularConfigurationError
+from ..riccati import check_passive, split_axes
+from .kinematics import flex_kinematics
+
+__all__ = ["FlexOperators", "operators"]
+
+
+class FlexOperators:
+    """Operators of a :class:`~opalg.flex.FlexModel` at ``(x, v)``; see the module table.
+
+    Everything is computed lazily, as in :class:`opalg.soa.SpatialOperators`.
+    """
+
+    def __init__(self, fm, x, v=None, gravity: bool = True, passive=None):
+        self.model = fm
+        self.passive = None if passive is None else check_passive(fm, passive)
+        self.x = fm.check_state(x, "x")
+        self.v = None if v is None else fm.check_state(v, "v")
+        self.kin = flex_kinematics(fm, self.x, self.v, gravity)
+        self._nodes = fm.sizes
+        self._speeds = tuple(m + nk for m, nk in zip(fm.modes, fm.joint_sizes))
+        self._axes = split_axes(self._speeds, self.passive)
+        self._joint = tuple(len(ax) for ax in self._axes[0])
+
+    def _edge(self, blocks, cols, name):
+        fm = self.model
+        blocks = [np.zeros((self._nodes[k], cols[k])) if b is None else b for k, b in enumerate(blocks)]
+        return EdgeOperator(blocks, fm.parents, fm.order, self._nodes, cols, name)
+
+    def _rows(self, axes, name):
+        return BlockDiagonal([H.T[list(ax)] for H, ax in zip(self.kin.Hs, axes)], name)
+
+    # -- Newton–Euler -----------------------------------------------------
+    @cached_property
+    def E_phi(self) -> EdgeOperator:
+        return self._edge([None if Ps is None else Ps.T for Ps in self.kin.Phi_star], self._nodes, "E_Phi")
+
+    @cached_property
+    def phi(self) -> SPO:
+        return SPO(self.E_phi, "Phi")
+
+    @cached_property
+    def H(self) -> BlockDiagonal:
+        return BlockDiagonal([Hs.T for Hs in self.kin.Hs], "H")
+
+    @cached_property
+    def H_p(self) -> BlockDiagonal:
+        """The passive rows of ℋ (all of ℋ without a ``passive`` mask)."""
+        return self.H if self.passive is None else self._rows(self._axes[0], "H_p")
+
+    @cached_property
+    def H_a(self) -> BlockDiagonal:
+        """The active rows of ℋ (none without a ``passive`` mask)."""
+        return self._rows(self._axes[1], "H_a")
+
+    @cached_property
+    def M(self) -> BlockDiagonal:
+        return BlockDiagonal(self.kin.Mcal, "M")
+
+    @cached_property
+    def R(self) -> BlockDiagonal:
+        fm, kin = self.model, self.kin
+        R = [Mk.copy() for Mk in kin.Mcal]
+        for k in reversed(fm.order):
+            if fm.parents[k] >= 0:
+                R[fm.parents[k]] = R[fm.parents[k]] + kin.Phi_star[k].T @ R[k] @ kin.Phi_star[k]
+        return BlockDiagonal(R, "R")
+
+    @cached_property
+    def mass_matrix(self):
+        return self.H @ self.phi @ self.M @ self.phi.T @ self.H.T
+
+    # -- articulated body / innovations --------------------------------------
+    @cached_property
+    def _riccati(self) -> dict:
+        """P(k) = 𝓜(k) + Σ_c Φ(k,c)P⁺(c)Φ*(k,c), D = ℋ_pPℋ_p*, G = Pℋ_p*D⁻¹, τ̄ = I − Gℋ_p, P⁺ = τ̄P."""
+        fm, kin = self.model, self.kin
+        n = fm.n
+        P = [Mk.copy() for Mk in kin.Mcal]
+        Pp, D, G, tau = [None] * n, [None] * n, [None] * n, [None] * n
+        Hp = self.H_p.blocks
+        for k in reversed(fm.order):
+            U = P[k] @ Hp[k].T
+            D[k] = Hp[k] @ U
+            try:
+                np.linalg.cholesky(D[k]) if D[k].size else None   # the pivot of body k must be SPD
+            except np.linalg.LinAlgError:
+                raise SingularConfigurationError(
+                    f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
+            G[k] = np.linalg.solve(D[k], U.T).T if D[k].size else U      # U is d_k × 0 then: G = 0
+            tau[k] = np.eye(self._nodes[k]) - G[k] @ Hp[k]
+            Pp[k] = tau[k] @ P[k]
+            Pp[k] = (Pp[k] + Pp[k].T) / 2                                 # symmetric by E11; keep it so
+            p = fm.parents[k]
+            if p >= 0:
+                P[p] = P[p] + kin.Phi_star[k].T @ Pp[k] @ kin.Phi_star[k]
+        return {"P": P, "P_plus": Pp, "D": D, "G": G, "tau_bar": tau}
+
+    @cached_property
+    def P(self) -> BlockDiagonal:
+        return BlockDiagonal(self._riccati["P"], "P")
+
+    @cached_property
+    def P_plus(self) -> BlockDiagonal:
+        return BlockDiagonal(self._riccati["P_plus"], "P+")
+
+    @cached_property
+    def D(self) -> BlockDiagonal:
+        return BlockDiagonal(self._riccati["D"], "D")
+
+    @cached_property
+    def Dinv(self) -> BlockDiagonal:
+        return BlockDiagonal([np.linalg.inv(d) if d.size else d for d in self._riccati["D"]], "D^-1")
+
+    @cached_property
+    def G(self) -> BlockDiagonal:
+        return BlockDiagonal(self._riccati["G"], "G")
+
+    @cached_property
+    def tau_bar(self) -> BlockDiagonal:
+        return BlockDiagonal(self._riccati["tau_bar"], "tau_bar")
+
+    @cached_property
+    def K(self) -> EdgeOperator:
+        blocks = [None if Ps is None else Ps.T @ G for Ps, G in zip(self.kin.Phi_star, self._riccati["G"])]
+        return self._edge(blocks, self._joint, "K")
+
+    @cached_property
+    def E_psi(self) -> EdgeOperator:
+        blocks = [None if Ps is None else Ps.T @ t for Ps, t in zip(self.kin.Phi_star, self._riccati["tau_bar"])]
+        return self._edge(blocks, self._nodes, "E_psi")
+
+    @cached_property
+    def psi(self) -> SPO:
+        return SPO(self.E_psi, "psi")
+
+    @cached_property
+    def L(self):
+        return self.I_joint + self.H_p @ self.phi @ self.K
+
+    @cached_property
+    def L_inv(self):
+        return self.I_joint - self.H_p @ self.psi @ self.K
+
+    @cached_property
+    def mass_matrix_pp(self):
+        return self.H_p @ self.phi @ self.M @ self.phi.T @ self.H_p.T
+
+    @cached_property
+    def mass_matrix_pp_inv(self):
+        return self.L_inv.T @ self.Dinv @ self.L_inv
+
+    @property
+    def mass_matrix_inv(self):
+        if self.passive is not None:
+            raise AttributeError("these operators were built with passive=...: their factors invert "
+                                 "ℳ_pp (mass_matrix_pp_inv); for ℳ⁻¹ use operators(fm, x) without passive")
+        return self.mass_matrix_pp_inv
+
+    # -- identities and state vectors ----------------------------------------
+    @cached_property
+    def I_spatial(self) -> Identity:
+        return Identity(self._nodes, "I")
+
+    @cached_property
+    def I_joint(self) -> Identity:
+        return Identity(self._joint, "I")
+
+    def _stack(self, parts):
+        if parts is None:
+            raise AttributeError("velocity-dependent quantities need v: opalg.flex.operators(fm, x, v)")
+        return np.concatenate(parts)
+
+    @property
+    def V(self) -> np.ndarray:
+        fm = self.model
+        return self._stack(None if self.kin.V is None else
+                           [np.concatenate([self.v[fm.eta_slice[k]], self.kin.V[k]]) for k in range(fm.n)])
+
+    @property
+    def a(self) -> np.ndarray:
+        return self._stack(self.kin.a)
+
+    @property
+    def b(self) -> np.ndarray:
+        return self._stack(self.kin.b)
+
+    def __repr__(self) -> str:
+        return f"<FlexOperators of {self.model!r}>"
+
+
+def operators(fm, x, v=None, gravity: bool = True, passive=None) -> FlexOperators:
+    r"""The spatial operators of a flexible model on its enlarged nodes (docs/REFERENCE.md K7).
+
+    .. math::
+        ℳ = ℋΦ𝓜Φ^*ℋ^* = (I + ℋΦK)\,D\,(I + ℋΦK)^*,\qquad
+        ℳ^{-1} = (I − ℋψK)^* D^{-1} (I − ℋψK)
+
+    (E6, E8 with rectangular Φ blocks; with ``passive`` the hybrid G1 on ℋ_p).
+
+    Parameters
+    ----------
+    fm : FlexModel
+    x : array_like (ndof,)
+    v : array_like (ndof,), optional
+        Needed only for ``V``, ``a``, ``b``.
+    gravity : bool
+        Fold the base acceleration −g into ``a`` of the roots (default True).
+    passive : array_like of bool (ndof,), optional
+        Hybrid operators (G1): the articulated quantities of the rows of ℋ marked True.
+
+    Returns
+    -------
+    FlexOperators
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg import flex
+    >>> fm = flex.examples.two_link_arm(modes=2)
+    >>> x = np.full(fm.ndof, 0.1)
+    >>> ops = flex.operators(fm, x)
+    >>> ops.E_phi.block(0, 1).shape                          # Φ(℘k, k): rectangular in general
+    (8, 8)
+    >>> bool(np.allclose((ops.L @ ops.D @ ops.L.T).dense(), flex.crba(fm, x)))
+    True
+    >>> bool(np.allclose(ops.mass_matrix_inv.dense() @ flex.crba(fm, x), np.eye(fm.ndof)))
+    True
+    """
+    return FlexOperators(fm, x, v, gravity, passive)
