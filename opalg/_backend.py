@@ -269,6 +269,25 @@ def mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     return (A @ x[..., None])[..., 0]
 
 
+def div(A: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """A / d for a (..., 1, 1) pivot d (or any divisor that broadcasts), counted as one
+    division per entry of the trailing matrix of the result (see :mod:`opalg.opcount`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg import _backend as bk, opcount
+    >>> with opcount.counting() as c:
+    ...     x = bk.div(np.ones((6, 6)), np.full((1, 1), 2.0))
+    >>> float(x[0, 0]), dict(c.by_kind)
+    (0.5, {'div': 36})
+    """
+    out = A / d
+    if opcount._ACTIVE:
+        opcount.tally(out.shape[-2] * out.shape[-1], "div")
+    return out
+
+
 def simplify_array(A: np.ndarray) -> np.ndarray:
     """Apply ``sympy.simplify`` entrywise (object arrays only)."""
     A = asarray(A)

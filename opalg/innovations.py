@@ -166,7 +166,7 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
         ap_[k] = None
         if keep:
             res.alpha_plus[k], res.alpha[k] = ap, alpha[k]
-            res.f[k] = art.P_plus[k] @ ap + zp[k]
+            res.f[k] = bk.mm(art.P_plus[k], ap) + zp[k]
         else:
             epsl[k] = None
             if p != -1:

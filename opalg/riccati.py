@@ -45,6 +45,7 @@ from functools import cached_property
 import numpy as np
 
 from . import _backend as bk
+from . import opcount
 from .errors import ModelError, SingularConfigurationError, StateError
 from .kinematics import Kinematics, body_kinematics, check_state, overflow_guard
 from .model import Model
@@ -127,7 +128,7 @@ class Articulated:
         S, eps = self.columns(k), [None] * len(self.U[k])
         for i in reversed(range(len(eps))):
             eps[i] = T_k[..., i:i + 1, :] - bk.mm(bk.mT(S[i]), z)
-            z = z + bk.mm(self.U[k][i], eps[i] / self.d[k][i])
+            z = z + bk.mm(self.U[k][i], bk.div(eps[i], self.d[k][i]))
         return z, eps
 
     def pivot_outward(self, k: int, eps: list, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -138,7 +139,7 @@ class Articulated:
         """
         S, out = self.columns(k), []
         for i in range(len(eps)):
-            qi = (eps[i] - bk.mm(bk.mT(self.U[k][i]), alpha)) / self.d[k][i]
+            qi = bk.div(eps[i] - bk.mm(bk.mT(self.U[k][i]), alpha), self.d[k][i])
             alpha = alpha + bk.mm(S[i], qi)
             out.append(qi)
         if not out:   # a body with no eliminated axis (hybrid): nothing to solve for
@@ -164,7 +165,7 @@ class Articulated:
         """D(k) = H(k) P(k) H*(k), symmetrized."""
         out = []
         for k, S in enumerate(self.S):
-            Dk = bk.mT(S) @ self.P[k] @ S
+            Dk = bk.mm(bk.mm(bk.mT(S), self.P[k]), S)
             out.append((Dk + bk.mT(Dk)) / 2 if Dk.dtype != object else Dk)
         return out
 
@@ -286,13 +287,17 @@ def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None
             if check:
                 _check_axis(model, k, i, s, di, P[k], scale, kin, q, i == axes[k][-1])
             # Outer product U Uᵀ (exactly symmetric) then the division: a symmetric downdate.
-            Pk = Pk - (u * bk.mT(u)) / di
+            # (A broadcast product, not bk.mm, so that complex and object entries keep the
+            # exact symmetry too; counted here as the (6×1)(1×6) product it is.)
+            if opcount._ACTIVE:
+                opcount.tally(u.shape[-2] ** 2, "mm")
+            Pk = Pk - bk.div(u * bk.mT(u), di)
             Uk.append(u)
             dk.append(di)
         U[k], d[k], Pp[k] = Uk[::-1], dk[::-1], Pk
         p = model.parents[k]
         if p != -1:
-            P[p] = P[p] + bk.mT(kin.Xup[k]) @ Pk @ kin.Xup[k]
+            P[p] = P[p] + bk.mm(bk.mm(bk.mT(kin.Xup[k]), Pk), kin.Xup[k])
     return Articulated(P, Pp, U, d, kin, passive=passive, axes=axes)
 
 
