@@ -2,7 +2,10 @@
 
 * the body-frame CRBA against notebook 06's count 432(n − r) + 42n + 42Σdepth (1-dof joints);
 * the common-frame CRBA (D8) against 6·(N + Σdepth) for the entries plus its per-body
-  constant, listed term by term below from the algorithm (not read off the counter).
+  constant, listed term by term below from the algorithm (not read off the counter);
+* the ABA (E9) and ℳ⁻¹ (E8) against their counts derived term by term from
+  opalg.riccati and opalg.innovations (and compared with notebook 06's table), for 1-dof
+  and for multi-axis joints.
 """
 
 from __future__ import annotations
@@ -101,3 +104,87 @@ def test_counts_do_not_depend_on_the_batch_size():
         one = counted(lambda: opalg.crba(model, np.zeros(5), frame=frame)).total
         many = counted(lambda: opalg.crba(model, np.zeros((1500, 5)), frame=frame)).total
         assert many == one
+
+
+# The ABA, term by term from the code (opalg.kinematics, opalg.riccati, opalg.innovations),
+# per body k with n_k axes; a division counts one, as in notebook 06.
+#   kinematics (velocity terms): V = X V_℘ (36; root: X a₀, 36) + S q̇ (6 n_k),
+#     a = V × S q̇ (18) + c_J (18 per pair of axes), b = V ×* (M V) (18 + 36):   108 + 6n_k + 18·C(n_k, 2);
+#     a multi-axis S(q) is formed column by column, S_i = (X_m…X_{i+1}) s_i: 36(n_k − 1).
+#   Riccati, per axis: u = P s (36), d = sᵀu (6), the outer product u uᵀ (36) and its
+#     36 divisions by d (the symmetric downdate; notebook 06 forms G = U D⁻¹ instead);
+#     per non-root: Xᵀ P⁺ X (216 + 216).                                            114 n_k + 432
+#   inward: P a (36); per axis ε = T − sᵀz (6), ε/d (1), z⁺ = z + u·ε/d (6);
+#     per non-root: φ z⁺ into the parent (36).                                      36 + 13 n_k, + 36
+#   outward: α⁺ = X α_℘ (36, non-roots; zero at a root, whose pivot step still runs);
+#     per axis θ̈ = (ε − uᵀα⁺)/d (6 + 1), α += s θ̈ (6).                             13 n_k, + 36
+# Per body 108 + 36, per axis 6 + 114 + 13 + 13, per non-root 432 + 36 + 36 (the ", + 36" terms).
+ABA_PER_BODY, ABA_PER_AXIS, ABA_PER_NON_ROOT = 108 + 36, 6 + 114 + 13 + 13, 432 + 36 + 36
+
+
+def aba_count(sizes, n_roots: int) -> int:
+    """Multiply-adds (and divisions) of opalg.aba for joints of ``sizes`` axes (derived above)."""
+    n = len(sizes)
+    per_body = sum(ABA_PER_BODY + ABA_PER_AXIS * nk + 18 * nk * (nk - 1) // 2 + 36 * (nk - 1) for nk in sizes)
+    return per_body + ABA_PER_NON_ROOT * (n - n_roots)
+
+
+def minv_count(sizes, n_roots: int) -> int:
+    """opalg.minv: the Riccati recursion (114 per axis, 432 per non-root, the S(q) columns),
+    then the passes with a = b = 0 on N right-hand sides at once: per axis 13 + 13 per column,
+    per non-root φ z⁺ and X α (36 + 36) per column; no velocity terms."""
+    n, N = len(sizes), sum(sizes)
+    riccati = 114 * N + 432 * (n - n_roots) + sum(36 * (nk - 1) for nk in sizes)
+    return riccati + N * (26 * N + 72 * (n - n_roots))
+
+
+def test_aba_count_formula_for_one_dof_joints():
+    """For 1-dof joints the derivation above is 794n − 504r, against notebook 06's 764n − 510r:
+    +29 per body in the Riccati step (u uᵀ 36 and 36 divisions, where the notebook has
+    D⁻¹ 1, G = U D⁻¹ 6 and G Uᵀ 36), +1 per body in the outward pass (θ̈ divides by d, where
+    the notebook reuses ν = D⁻¹ε from the inward pass), +6 per root (uᵀα⁺ on the root's zero α⁺)."""
+    assert all(aba_count([1] * n, r) == 794 * n - 504 * r for n in range(1, 65) for r in range(1, n + 1))
+    assert all(794 * n - 504 * r - (764 * n - 510 * r) == 30 * n + 6 * r for n in (1, 9) for r in (1, 2))
+
+
+@pytest.mark.parametrize("joints", ["revolute", "single"])
+@pytest.mark.parametrize("kind", ["chain", "tree", "forest", "relabeled"])
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 14, 33, 64])
+def test_aba_and_minv_counts_one_dof(kind, n, joints):
+    if kind == "forest" and n < 2:
+        pytest.skip("a forest needs two bodies")
+    model = make_model(kind, n, 40 + n, joints=joints)
+    r = sum(p == -1 for p in model.parents)
+    q, qd, tau = np.random.default_rng(n).normal(size=(3, n))
+    c = counted(lambda: opalg.aba(model, q, qd, tau))
+    assert c.total == 794 * n - 504 * r
+    assert c.by_kind["div"] == 38 * n          # 36 (downdate) + 1 (inward) + 1 (outward) per axis
+    assert c.by_kind["cross"] == 36 * n        # a and b of the velocity terms
+    assert counted(lambda: opalg.minv(model, q)).total == minv_count([1] * n, r)
+
+
+@pytest.mark.parametrize("kind", ["chain", "tree", "forest"])
+@pytest.mark.parametrize("n", [1, 4, 12])
+def test_aba_and_minv_counts_multi_axis(kind, n):
+    """joints="all": multi-axis joints (up to 3 axes), prismatic and helical ones."""
+    if kind == "forest" and n < 2:
+        pytest.skip("a forest needs two bodies")
+    model = make_model(kind, n, 70 + n, joints="all")
+    sizes, r = list(model.joint_sizes), sum(p == -1 for p in model.parents)
+    assert max(sizes) > 1 or n == 1      # the formula's multi-axis terms are exercised
+    q, qd, tau = np.random.default_rng(n).normal(size=(3, model.ndof))
+    assert counted(lambda: opalg.aba(model, q, qd, tau)).total == aba_count(sizes, r)
+    assert counted(lambda: opalg.minv(model, q)).total == minv_count(sizes, r)
+
+
+def test_aba_and_minv_counts_do_not_depend_on_the_batch_size():
+    """One state, a batch, and a batch larger than kinematics.CHUNK count the same (per state)."""
+    model = opalg.random_model(6, "tree", seed=8, joints="all")
+    rng = np.random.default_rng(8)
+    counts = {}
+    for shape in [(), (3,), (1500,)]:
+        q, qd, tau = rng.normal(size=(3,) + shape + (model.ndof,))
+        counts[shape] = (counted(lambda: opalg.aba(model, q, qd, tau)).total,
+                         counted(lambda: opalg.minv(model, q)).total)
+    assert counts[()] == counts[(3,)] == counts[(1500,)]
+    assert counts[()][0] == aba_count(list(model.joint_sizes), 1)
