@@ -7,11 +7,16 @@ matrix product made through :func:`opalg._backend.mm` or :func:`opalg._backend.m
 the spatial cross products ``crm(V)u`` and ``crf(V)f`` count 18, the joint velocity ``S q̇`` 6
 per axis, and the common-frame kernels of :mod:`opalg.crba_world` count their 3-vector and
 3×3 products the same way (a cross product 6, a 3×3 product 27, a dot product of length d, d).
+A division (:func:`opalg._backend.div`, by the pivots d_i of E11) counts one, as in notebook 06.
 Counts are **per state**: a batched call adds what one state costs.  Forming the transforms
 ``ᵏX_℘(q)`` (sines and cosines) is not counted, as in notebook 06, nor are the Python-level
-gathers.  Covered: :func:`opalg.crba` (both frames), :func:`opalg.mass_matrix_diag`,
-:func:`opalg.rnea` and :func:`opalg.bias`, which reproduce notebook 06's hand counts; the
-articulated-body recursions still use plain ``@`` in places and are undercounted.
+gathers, nor the singularity tests of E12 (scales and comparisons, not part of the algorithm).
+Covered: :func:`opalg.crba` (both frames), :func:`opalg.mass_matrix_diag`,
+:func:`opalg.rnea` and :func:`opalg.bias`, which reproduce notebook 06's hand counts, and the
+Riccati recursion (:func:`opalg.articulated`), :func:`opalg.innovations_passes`,
+:func:`opalg.aba` (E9: 794n − 504r for 1-dof joints, n bodies, r roots) and :func:`opalg.minv`
+(E8), term by term in tests/test_opcount.py.  Not yet routed: :func:`opalg.innovations.upsilon`
+and :func:`opalg.innovations.minv_diag`.
 
 Examples
 --------
@@ -21,6 +26,10 @@ Examples
 >>> with opcount.counting() as c:
 ...     _ = opalg.crba(chain, np.zeros(4), frame="body")
 >>> c.total == 432 * 3 + 42 * 4 + 42 * (0 + 1 + 2 + 3)    # notebook 06's CRBA count (D4)
+True
+>>> with opcount.counting() as c:
+...     _ = opalg.aba(chain, np.zeros(4), np.zeros(4), np.zeros(4))
+>>> c.total == 794 * 4 - 504 * 1                           # the ABA, 1-dof joints (E9)
 True
 """
 
