@@ -184,7 +184,7 @@ def feasibility(s: SimpleNamespace, A=None) -> float:
     --------
     >>> from opalg.closed.ider_link import feasibility, ider_system, motor_rows, two_arms_box
     >>> task = two_arms_box(); s = ider_system(task, 0.0, task.q0, task.qd0)
-    >>> feasibility(s) == 1.0, 0 < feasibility(s, motor_rows(task, [0, 3])) < 1
+    >>> abs(feasibility(s) - 1.0) < 1e-12, 0 < feasibility(s, motor_rows(task, [0, 3])) < 1
     (True, True)
     """
     return con.conditioning(s.M, s.B, con.force_directions(s.B, A, s.n_geometric))
