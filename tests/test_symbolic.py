@@ -16,6 +16,8 @@ import opalg
 from opalg import symbolic
 from opalg.symbolic import Body, Hinge, TreeSystem
 
+from helpers import trig_zero
+
 RTOL = 1e-12
 
 
@@ -25,7 +27,7 @@ def rel_err(a, b):
 
 
 def _zero(e):
-    return sp.simplify(sp.expand_trig(sp.expand(e))) == 0
+    return trig_zero(e)
 
 
 # ------------------------------------------------------------------ validation
