@@ -277,12 +277,22 @@ _CELL = re.compile(r"^(?:notebooks/)?(?P<nb>.+\.ipynb)::Cell \d+$")
 _BY_NOTEBOOK = re.compile(r"\[(?P<nb>[^\[\]]+\.ipynb)\]$")
 
 
+#: Tests that share one expensive result computed once per worker process (a module-level
+#: cache): one unit each, so that the result is computed once.
+SHARED_UNITS = {
+    # two runs of `python -m opalg.ider` serve the determinism test and the committed-CSV test
+    "ider-figure-script": re.compile(r"^tests/test_ider_figures\.py::test_(figure_script_is_"
+                                     r"deterministic|committed_csv_matches_a_fresh_run)$"),
+}
+
+
 def xdist_scope(nodeid: str) -> str:
     """The work unit a test belongs to under ``--dist loadgroup`` (one worker runs a unit).
 
     A notebook's nbval cells and the tests whose parameter id is that notebook's path below
     ``notebooks/`` share the unit ``notebook:<path>``, so its one execution
-    (:func:`notebook_run`) serves them all; the real-browser tests share ``browser`` (each
+    (:func:`notebook_run`) serves them all; the tests of a :data:`SHARED_UNITS` pattern share
+    its unit; the real-browser tests share ``browser`` (each
     starts servers and a Chromium; two at once on two cores only slow each other); every other
     test is its own unit.
 
@@ -290,12 +300,17 @@ def xdist_scope(nodeid: str) -> str:
     'notebook:08_ider.ipynb'
     >>> xdist_scope("tests/test_notebooks.py::test_executor_is_deterministic[08_ider.ipynb]")
     'notebook:08_ider.ipynb'
+    >>> xdist_scope("tests/test_ider_figures.py::test_committed_csv_matches_a_fresh_run")
+    'ider-figure-script'
     >>> xdist_scope("tests/test_algebra.py::test_x[3]")
     'tests/test_algebra.py::test_x[3]'
     """
     m = _CELL.match(nodeid) or _BY_NOTEBOOK.search(nodeid)
     if m:
         return "notebook:" + m.group("nb")
+    for unit, pattern in SHARED_UNITS.items():
+        if pattern.search(nodeid):
+            return unit
     if nodeid.split("::", 1)[0].rsplit("/", 1)[-1].startswith("test_browser"):
         return "browser"
     return nodeid
@@ -310,7 +325,8 @@ UNIT_SECONDS = [
     (r"^notebook:(08|09)_", 25),
     (r"^notebook:", 5),
     (r"test_notebooks\.py::test_shared_execution", 14),   # a pytest -n 2 on planted notebooks
-    (r"test_(ider|symbolic)_figures\.py::test_figure_script", 8),
+    (r"^ider-figure-script$", 6),                        # two runs of `python -m opalg.ider`
+    (r"test_symbolic_figures\.py::test_figure_script", 8),
     (r"test_ider_panel\.py::test_panel_callbacks", 5),
     (r"test_symbolic_motion\.py::test_(random_trees_against_opalg\[3\]|prescribed_root_against)", 5),
     (r"test_symbolic\.py::test_(deployable_rot3|small_case|full6|generated_functions)", 4),
