@@ -27,8 +27,11 @@ Parallel workers (pytest-xdist, ``--dist loadgroup``)
 work unit (one worker, one execution), and the real-browser tests in one unit (they
 start servers and a Chromium each).  Every other test is scheduled alone.  The units are
 read from node ids (:func:`xdist_scope`), so a new notebook or browser test is grouped with
-no edit here.  Hypothesis is derandomized and every random model is seeded, so a worker runs
-the same examples as a serial run.
+no edit here.  The units are handed out longest first (:func:`unit_seconds`, a rough estimate
+per unit): the browser unit and the slow notebooks start at once instead of whenever collection
+order reaches them, and the last minute is left to short units, so the workers finish together.
+Hypothesis is derandomized and every random model is seeded, so a worker runs the same
+examples as a serial run.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ import pathlib
 import shutil
 import tempfile
 import time
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 
 import nbformat
@@ -274,12 +277,22 @@ _CELL = re.compile(r"^(?:notebooks/)?(?P<nb>.+\.ipynb)::Cell \d+$")
 _BY_NOTEBOOK = re.compile(r"\[(?P<nb>[^\[\]]+\.ipynb)\]$")
 
 
+#: Tests that share one expensive result computed once per worker process (a module-level
+#: cache): one unit each, so that the result is computed once.
+SHARED_UNITS = {
+    # two runs of `python -m opalg.ider` serve the determinism test and the committed-CSV test
+    "ider-figure-script": re.compile(r"^tests/test_ider_figures\.py::test_(figure_script_is_"
+                                     r"deterministic|committed_csv_matches_a_fresh_run)$"),
+}
+
+
 def xdist_scope(nodeid: str) -> str:
     """The work unit a test belongs to under ``--dist loadgroup`` (one worker runs a unit).
 
     A notebook's nbval cells and the tests whose parameter id is that notebook's path below
     ``notebooks/`` share the unit ``notebook:<path>``, so its one execution
-    (:func:`notebook_run`) serves them all; the real-browser tests share ``browser`` (each
+    (:func:`notebook_run`) serves them all; the tests of a :data:`SHARED_UNITS` pattern share
+    its unit; the real-browser tests share ``browser`` (each
     starts servers and a Chromium; two at once on two cores only slow each other); every other
     test is its own unit.
 
@@ -287,31 +300,81 @@ def xdist_scope(nodeid: str) -> str:
     'notebook:08_ider.ipynb'
     >>> xdist_scope("tests/test_notebooks.py::test_executor_is_deterministic[08_ider.ipynb]")
     'notebook:08_ider.ipynb'
+    >>> xdist_scope("tests/test_ider_figures.py::test_committed_csv_matches_a_fresh_run")
+    'ider-figure-script'
     >>> xdist_scope("tests/test_algebra.py::test_x[3]")
     'tests/test_algebra.py::test_x[3]'
     """
     m = _CELL.match(nodeid) or _BY_NOTEBOOK.search(nodeid)
     if m:
         return "notebook:" + m.group("nb")
+    for unit, pattern in SHARED_UNITS.items():
+        if pattern.search(nodeid):
+            return unit
     if nodeid.split("::", 1)[0].rsplit("/", 1)[-1].startswith("test_browser"):
         return "browser"
     return nodeid
 
 
+#: Rough seconds of the slow work units on an idle 2-core machine (first match wins; any other
+#: unit counts 0.1 s).  Only the order of the units depends on them: a stale entry costs some
+#: balance at the end of the run, never a test.  ``benchmarks/bench_suite.py`` lists the
+#: slowest tests of a run, to refresh them.
+UNIT_SECONDS = [
+    (r"^browser$", 100),                                   # the site (27 pages) and the Ider panel
+    (r"^notebook:(08|09)_", 25),
+    (r"^notebook:", 5),
+    (r"test_notebooks\.py::test_shared_execution", 14),   # a pytest -n 2 on planted notebooks
+    (r"^ider-figure-script$", 6),                        # two runs of `python -m opalg.ider`
+    (r"test_symbolic_figures\.py::test_figure_script", 8),
+    (r"test_ider_panel\.py::test_panel_callbacks", 5),
+    (r"test_symbolic_motion\.py::test_(random_trees_against_opalg\[3\]|prescribed_root_against)", 5),
+    (r"test_symbolic\.py::test_(deployable_rot3|small_case|full6|generated_functions)", 4),
+    (r"test_ider(_status|_figures)?\.py::test_(infeasible|run_past|committed_csv|animation)", 3),
+    (r"test_(symbolic_motion|joints|oracle_kane|independent|symbolic)\.py::", 1.5),
+    (r"test_(property|ider|ider_status|underactuated|exercises)\.py::", 0.8),
+]
+_UNIT_SECONDS = [(re.compile(p), t) for p, t in UNIT_SECONDS]
+
+
+def unit_seconds(scope: str) -> float:
+    """The expected seconds of a work unit (:data:`UNIT_SECONDS`), to hand out long ones first.
+
+    >>> unit_seconds("browser"), unit_seconds("notebook:09_symbolic_tree_modelling.ipynb")
+    (100, 25)
+    >>> unit_seconds("tests/test_algebra.py::test_x[3]")
+    0.1
+    """
+    return next((t for p, t in _UNIT_SECONDS if p.search(scope)), 0.1)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadgroup`` with the work units of :func:`xdist_scope`.
+    """``--dist loadgroup`` with the work units of :func:`xdist_scope`, longest first.
 
     xdist's own loadgroup reads ``xdist_group`` marks by rewriting ``item._nodeid``, which
     pytest 9 no longer uses for the node id, so marks would be silently ignored; the units are
-    derived from the node ids instead (the controller sees only those).
+    derived from the node ids instead (the controller sees only those).  xdist hands the
+    units out in the order of its work queue (collection order); it is sorted once by
+    :func:`unit_seconds`, descending and stable (longest-processing-time first).
     """
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
     class NotebookGroups(LoadGroupScheduling):
+        _sorted = False
+
         def _split_scope(self, nodeid: str) -> str:
             return xdist_scope(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # The first call comes once the queue holds every unit (schedule() fills it, then
+            # assigns): sort it there.
+            if not self._sorted:
+                self._sorted = True
+                self.workqueue = OrderedDict(sorted(self.workqueue.items(),
+                                                    key=lambda unit: -unit_seconds(unit[0])))
+            super()._assign_work_unit(node)
 
     return NotebookGroups(config, log)

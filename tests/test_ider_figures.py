@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FILES = ["ider_fig2_displacements.png", "ider_fig3_rates.png", "ider_fig4_moments.png",
@@ -18,20 +19,34 @@ def _run(outdir: pathlib.Path) -> None:
                    cwd=ROOT, capture_output=True)
 
 
-def test_figure_script_is_deterministic(tmp_path):
+_RUNS: dict[int, pathlib.Path] = {}
+
+
+@pytest.fixture
+def script_run(tmp_path_factory):
+    """``script_run(i)``: the output folder of the i-th run of the script in this process, each
+    made once in its own subprocess.  The two tests below share run 0 (conftest.py keeps them
+    on one worker): the determinism test compares runs 0 and 1, the data test run 0 with the
+    committed CSV, so three runs of the script became two."""
+    def run(i: int) -> pathlib.Path:
+        if i not in _RUNS:
+            _RUNS[i] = tmp_path_factory.mktemp(f"ider-script-run{i}")
+            _run(_RUNS[i])
+        return _RUNS[i]
+    return run
+
+
+def test_figure_script_is_deterministic(script_run):
     """Two runs of `python -m opalg.ider` write byte-identical PNGs and CSV."""
-    a, b = tmp_path / "a", tmp_path / "b"
-    _run(a)
-    _run(b)
+    a, b = script_run(0), script_run(1)
     for name in FILES:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
-def test_committed_csv_matches_a_fresh_run(tmp_path):
+def test_committed_csv_matches_a_fresh_run(script_run):
     """figures/ider_figures.csv equals a fresh run (relative 1e-8: the CSV keeps 10 digits;
     integrator round-off across machines of one kind stays far below that)."""
-    _run(tmp_path)
-    fresh = np.loadtxt(tmp_path / "ider_figures.csv", delimiter=",", skiprows=1)
+    fresh = np.loadtxt(script_run(0) / "ider_figures.csv", delimiter=",", skiprows=1)
     committed = np.loadtxt(ROOT / "figures" / "ider_figures.csv", delimiter=",", skiprows=1)
     assert fresh.shape == committed.shape
     scale = np.maximum(np.abs(committed).max(axis=0), 1e-12)
@@ -46,7 +61,6 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
 
 from opalg import ider  # noqa: E402
 from opalg.display import animation_html  # noqa: E402

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import opalg
+from helpers import trig_zero
 
 H_CS = 1e-20  # complex-step increment: Im f(x + ih v)/h = f'(x)v + O(h²), no cancellation
 RTOL = 1e-10  # see module docstring
@@ -342,7 +343,7 @@ def planar_lagrangian(L, m, I, c, g, q, qd):
 
 
 def _is_zero(expr):
-    return sp.simplify(sp.expand_trig(sp.expand(expr))) == 0
+    return trig_zero(expr)
 
 
 @pytest.fixture(scope="module")

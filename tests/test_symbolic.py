@@ -16,6 +16,8 @@ import opalg
 from opalg import symbolic
 from opalg.symbolic import Body, Hinge, TreeSystem
 
+from helpers import trig_zero
+
 RTOL = 1e-12
 
 
@@ -25,7 +27,7 @@ def rel_err(a, b):
 
 
 def _zero(e):
-    return sp.simplify(sp.expand_trig(sp.expand(e))) == 0
+    return trig_zero(e)
 
 
 # ------------------------------------------------------------------ validation
@@ -239,3 +241,31 @@ def test_cse_reconstructs_M_and_bias():
     M_cse = np.array(Mr.xreplace(back).xreplace(sub).evalf(), dtype=float)
     B_cse = np.array(Br.xreplace(back).xreplace(sub).evalf(), dtype=float).ravel()
     assert rel_err(M_cse, Mf(q)) < RTOL and rel_err(B_cse, Bf(q, qd)) < RTOL
+
+
+def test_generated_functions_are_lambdifys_own_code():
+    """numeric._lambdify (cse once, lambdify's searches on the reduced form) prints exactly the
+    code of ``sympy.lambdify(..., cse=True)``; an implemented function still reaches its
+    implementation (the plain call)."""
+    import inspect
+    import re
+
+    from sympy.utilities.lambdify import implemented_function
+
+    from opalg.symbolic import numeric, t
+
+    def source(f):
+        return re.sub(r"_Dummy_\d+", "_Dummy", inspect.getsource(f))
+
+    system = symbolic.deployable_example("deploy", base=symbolic.RootMotion(angles=(0.2 * t, 0, 0)))
+    kin = system.kinematics()
+    for args, expr in (([system.q], system.mass_matrix()), ([system.q, system.qd, t], system.bias()),
+                       ([system.q, t], [kin[j]["R"] for j in range(system.n + 1)])):
+        assert source(numeric._lambdify(system, args, expr)) == source(
+            sp.lambdify(args, expr, "numpy", cse=True))
+    f = implemented_function("f", lambda x: x + 1.0)
+    q0 = system.q[0]
+    g = numeric._lambdify(system, [system.q], sp.Matrix([f(q0) * sp.sin(q0), sp.sin(q0)]))
+    assert np.allclose(g(np.full(6, 0.5)).ravel(), [1.5 * np.sin(0.5), np.sin(0.5)])
+    with pytest.raises(ValueError, match=r"unset symbolic parameters \['k'\]"):
+        numeric._lambdify(system, [system.q], sp.Matrix([sp.Symbol("k") * sp.sin(q0) + sp.sin(q0)]))

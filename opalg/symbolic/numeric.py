@@ -26,11 +26,35 @@ from .data import as_matrix, check_subs, scalar, t
 SingularConfiguration = SingularConfigurationError
 
 
-def _free(system, exprs):
-    allowed = set(system.q) | set(system.qd) | {t}
+def _free(system, exprs, bound=()):
+    """ModelError if ``exprs`` have symbols other than q, q̇, t (and the ``bound`` cse symbols)."""
+    allowed = set(system.q) | set(system.qd) | {t} | set(bound)
     free = set().union(*(e.free_symbols for e in exprs)) - allowed
     if free:
         raise ModelError(f"unset symbolic parameters {sorted(map(str, free))}: pass subs={{symbol: value}}")
+
+
+def _lambdify(system, args, expr):
+    """``sympy.lambdify(args, expr, "numpy", cse=True)`` after :func:`_free`'s check: the same
+    generated code, made from one ``sympy.cse`` of ``expr``.
+
+    Why not the plain call: lambdify and ``free_symbols`` walk their expression as a tree, so
+    a subexpression shared by many entries is visited once per occurrence; for the bias of a
+    10-DoF tree with a moving root that walk (lambdify's symbol and implemented-function
+    search, and the free-symbol check) cost more than the cse itself.  Here the check and
+    those searches run on the cse-reduced form, where each shared subexpression appears once.
+    The code printed is lambdify's own for ``cse(expr, list=False)``, as with ``cse=True``.
+    An expression holding an implemented function (``sympy.utilities.lambdify.
+    implemented_function``) takes the plain call, which finds it in the namespace as before.
+    """
+    from sympy.utilities.lambdify import _imp_namespace
+
+    reps, reduced = sp.cse(expr, list=False)
+    _free(system, [*(e for _, e in reps), *(reduced if isinstance(reduced, list) else [reduced])],
+          bound=[x for x, _ in reps])
+    if _imp_namespace([reduced, [e for _, e in reps]]):
+        return sp.lambdify(args, expr, "numpy", cse=True)
+    return sp.lambdify(args, reduced, "numpy", cse=lambda _: (reps, reduced))
 
 
 def _subs(e, subs):
@@ -58,8 +82,7 @@ def _cached(kind):
 @_cached("M")
 def _mass_function(system, subs):
     M = _subs(system.mass_matrix(), subs)
-    _free(system, [M])
-    Mf, N = sp.lambdify([system.q], M, "numpy", cse=True), system.N
+    Mf, N = _lambdify(system, [system.q], M), system.N
 
     def Mfun(q):
         return np.asarray(Mf(_state(q, N, "q")), float)
@@ -70,8 +93,7 @@ def _mass_function(system, subs):
 @_cached("bias")
 def _bias_function(system, subs, method):
     B = _subs(system.bias(method), subs)
-    _free(system, [B])
-    Bf, N = sp.lambdify([system.q, system.qd, t], B, "numpy", cse=True), system.N
+    Bf, N = _lambdify(system, [system.q, system.qd, t], B), system.N
 
     def Bfun(q, qd, t=0.0):
         return np.asarray(Bf(_state(q, N, "q"), _state(qd, N, "qd"), float(t)), float).reshape(-1)
@@ -118,8 +140,7 @@ def pose_function(system, subs=None):
     kin = system.kinematics()
     exprs = [_subs(kin[j]["R"], subs) for j in range(system.n + 1)]
     exprs += [_subs(kin[j]["rO"], subs) for j in range(system.n + 1)]
-    _free(system, exprs)
-    f = sp.lambdify([system.q, t], exprs, "numpy", cse=True)
+    f = _lambdify(system, [system.q, t], exprs)
     n1 = system.n + 1
 
     def poses(q, t=0.0):
