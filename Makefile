@@ -53,6 +53,11 @@ bench-core: venv
 bench-hybrid: venv
 	$(PY) benchmarks/bench_hybrid.py
 
+# Flexible bodies: flex.aba against CRBA + Cholesky, m = 0…6 modes per link: under a minute.
+.PHONY: bench-flex
+bench-flex: venv
+	$(PY) benchmarks/bench_flex.py
+
 # Closed chains (ClosedSystem, two Pandas vs Pinocchio) and MultiArm: a few minutes.
 .PHONY: bench-closed
 bench-closed: venv

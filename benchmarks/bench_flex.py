@@ -65,7 +65,7 @@ def crba_route(fm, x, v, tau):
     return sla.cho_solve(sla.cho_factor(M), tau - flex.rnea(fm, x, v, 0 * x))
 
 
-def row(name: str, fm, S: int, repeat: int) -> str:
+def row(name: str, fm, S: int, repeat: int) -> tuple[str, float]:
     rng = np.random.default_rng(0)
     X, V = 0.3 * rng.normal(size=(2, S, fm.ndof))
     T = rng.normal(size=(S, fm.ndof))
@@ -87,7 +87,7 @@ def row(name: str, fm, S: int, repeat: int) -> str:
                     for s in zip(X, V, T))
         t_rig = 1e6 * best_time(lambda: [opalg.aba(rm, *s) for s in zip(X, V, T)], repeat) / S
         out += f"   rigid limit: vs opalg.aba {e_rig:.1e}, opalg.aba {t_rig:.0f} µs"
-    return out
+    return out, t_kin / t_aba
 
 
 def main() -> None:
@@ -101,11 +101,17 @@ def main() -> None:
     print(f"one state per call, {S} states, best of {repeat}; µs per state; m = modes per link\n")
     print(f"{'model':>10} {'m':>2} {'N':>4} {'aba µs':>9} {'crba+chol':>10} {'crba/aba':>9} {'kin µs':>8}"
           f" {'err aba':>9} {'err chol':>9} {'cond ℳ':>9}")
+    frac = []
     for name, make in models:
         for m in modes:
-            print(row(name, make(m), S, repeat), flush=True)
+            line, f = row(name, make(m), S, repeat)
+            frac.append(f)
+            print(line, flush=True)
     print("\n(err: worst relative error of ẍ against np.linalg.solve(ℳ, τ − bias); kin µs: the node kinematics"
           "\n alone, which ABA evaluates once and the CRBA route twice; crba/aba > 1 means ABA is faster.)")
+    print(f"\nThe node kinematics take {np.median(frac):.0%} (median) of the ABA's time: at these sizes both routes"
+          "\nare interpreter-bound, and the ratio mostly reflects the CRBA route's second kinematics pass, not the"
+          "\nO(N) vs O(N³) flop counts (cho_factor + cho_solve of a 57-square ℳ: ~20 µs).")
 
 
 if __name__ == "__main__":
