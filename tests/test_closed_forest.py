@@ -1,5 +1,7 @@
 """Two Pandas holding a box as one ClosedSystem (forest + weld) against MultiArm (H1, H10)."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -7,9 +9,13 @@ from opalg.closed.examples_arms import consistent_velocities, panda_urdf_path
 from opalg.closed.forest import two_pandas_closed
 from opalg.errors import ModelError
 
+# `make test` installs example-robot-data (the oracle extra), so a missing Panda is an install
+# failure there (CI=true): it fails; elsewhere (a bare pip install of opalg) the test is skipped.
 try:
     panda_urdf_path()
 except ModelError:
+    if os.environ.get("CI") == "true":
+        raise
     pytest.skip("example-robot-data (panda.urdf) is not installed", allow_module_level=True)
 
 
