@@ -21,27 +21,12 @@ Run: ``python benchmarks/bench_hybrid.py [--states 10000]`` (about a minute).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if sys.path[0] != ROOT:
-    sys.path.insert(0, ROOT)
+from _timing import best_time  # first: it puts this checkout on sys.path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import opalg  # noqa: E402
-
-
-def best_time(fn, repeat: int = 3) -> float:
-    fn()
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+import opalg
 
 
 def dense_errors(model, q, qd, tau, qdd, passive, k: int = 100):

@@ -15,27 +15,12 @@ Run: ``python benchmarks/bench_multiarm.py [--states 1000]`` (a few seconds).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if sys.path[0] != ROOT:
-    sys.path.insert(0, ROOT)
+from _timing import best_time  # first: it puts this checkout on sys.path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from opalg.closed.examples_arms import consistent_velocities, two_pandas  # noqa: E402
-
-
-def best_time(fn, repeat: int = 3) -> float:
-    fn()
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from opalg.closed.examples_arms import consistent_velocities, two_pandas
 
 
 def main() -> None:

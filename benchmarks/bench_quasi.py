@@ -19,28 +19,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
-import os
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if sys.path[0] != ROOT:
-    sys.path.insert(0, ROOT)
+from _timing import best_time  # first: it puts this checkout on sys.path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import opalg  # noqa: E402
-from opalg import quasi  # noqa: E402
-
-
-def best_time(fn, repeat: int = 3) -> float:
-    fn()
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+import opalg
+from opalg import quasi
 
 
 def panda_or_chain():

@@ -56,7 +56,120 @@ from .kinematics import body_kinematics, check_state, overflow_guard
 from .model import Model
 
 
-class SpatialOperators:
+class DerivedOperators:
+    """The operators that follow from ℰφ, H, H_p, M, K, ℰψ and the Riccati factors alone.
+
+    Shared by :class:`SpatialOperators` and :class:`opalg.flex.FlexOperators`, whose nodes differ
+    (6 × 6 blocks, or the enlarged d_k = m_k + 6 of a flexible body) but whose algebra does not:
+    φ = (I − ℰφ)⁻¹, ψ = (I − ℰψ)⁻¹, ℳ = HφMφ*H*, L = I + H_pφK (E6), L⁻¹ = I − H_pψK (E7),
+    ℳ_pp⁻¹ = L⁻* D⁻¹ L⁻¹ (E8, G1).  A subclass provides ``model``, ``passive``, ``E_phi``,
+    ``E_psi``, ``H``, ``H_p``, ``M``, ``K``, ``kin`` (with ``a``, ``b``), the block sizes
+    ``_nodes`` (spatial side) and ``_joint`` (joint side), ``_factor(name)`` (the blocks of the
+    Riccati factor ``name``: "P", "P_plus", "D", "Dinv", "G", "tau_bar") and ``_stack``.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(4, "chain", seed=1)
+    >>> ops = opalg.operators(m, np.zeros(m.ndof))
+    >>> isinstance(ops, DerivedOperators)
+    True
+    >>> bool(np.allclose((ops.L @ ops.L_inv).dense(), np.eye(m.ndof)))     # E7
+    True
+    """
+
+    _PHI = "phi"                                   # display name of φ
+    _CALL = "operators(model, q)"                  # how to build the operators without passive
+
+    @cached_property
+    def phi(self) -> SPO:
+        """φ = (I − ℰφ)⁻¹, applied as an inward recursion."""
+        return SPO(self.E_phi, self._PHI)
+
+    @cached_property
+    def mass_matrix(self):
+        """ℳ = HφMφ*H*."""
+        return self.H @ self.phi @ self.M @ self.phi.T @ self.H.T
+
+    @cached_property
+    def P(self) -> BlockDiagonal:
+        return BlockDiagonal(self._factor("P"), "P")
+
+    @cached_property
+    def P_plus(self) -> BlockDiagonal:
+        return BlockDiagonal(self._factor("P_plus"), "P+")
+
+    @cached_property
+    def D(self) -> BlockDiagonal:
+        return BlockDiagonal(self._factor("D"), "D")
+
+    @cached_property
+    def Dinv(self) -> BlockDiagonal:
+        return BlockDiagonal(self._factor("Dinv"), "D^-1")
+
+    @cached_property
+    def G(self) -> BlockDiagonal:
+        return BlockDiagonal(self._factor("G"), "G")
+
+    @cached_property
+    def tau_bar(self) -> BlockDiagonal:
+        return BlockDiagonal(self._factor("tau_bar"), "tau_bar")
+
+    @cached_property
+    def psi(self) -> SPO:
+        """ψ = (I − ℰψ)⁻¹."""
+        return SPO(self.E_psi, "psi")
+
+    @cached_property
+    def L(self):
+        """I + H_pφK (E6)."""
+        return self.I_joint + self.H_p @ self.phi @ self.K
+
+    @cached_property
+    def L_inv(self):
+        """I − H_pψK = (I + H_pφK)⁻¹ (E7)."""
+        return self.I_joint - self.H_p @ self.psi @ self.K
+
+    @cached_property
+    def mass_matrix_pp(self):
+        """ℳ_pp = H_pφMφ*H_p* (ℳ without a ``passive`` mask)."""
+        return self.H_p @ self.phi @ self.M @ self.phi.T @ self.H_p.T
+
+    @cached_property
+    def mass_matrix_pp_inv(self):
+        """(I − H_pψK)* D⁻¹ (I − H_pψK) (E8; G1 with a ``passive`` mask)."""
+        return self.L_inv.T @ self.Dinv @ self.L_inv
+
+    @property
+    def mass_matrix_inv(self):
+        """ℳ⁻¹ = (I − HψK)* D⁻¹ (I − HψK) (E8); an AttributeError for hybrid operators."""
+        if self.passive is not None:
+            raise AttributeError("these operators were built with passive=...: their factors invert "
+                                 f"ℳ_pp (mass_matrix_pp_inv); for ℳ⁻¹ use {self._CALL} without passive")
+        return self.mass_matrix_pp_inv
+
+    # -- identities and state vectors ----------------------------------------
+    @cached_property
+    def I_spatial(self) -> Identity:
+        return Identity(self._nodes, "I")
+
+    @cached_property
+    def I_joint(self) -> Identity:
+        return Identity(self._joint, "I")
+
+    @property
+    def a(self) -> np.ndarray:
+        return self._stack(self.kin.a)
+
+    @property
+    def b(self) -> np.ndarray:
+        return self._stack(self.kin.b)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self.model!r}>"
+
+
+class SpatialOperators(DerivedOperators):
     """Operators of ``model`` at configuration ``q`` (and rates ``qd``); see the module table.
 
     Everything is computed lazily: asking for ``ops.mass_matrix`` never runs the
@@ -69,23 +182,22 @@ class SpatialOperators:
         self.q = check_state(model, q, "q")
         self.qd = None if qd is None else check_state(model, qd, "qd")
         self.kin = body_kinematics(model, self.q, self.qd, gravity)
-        self._spatial = (6,) * model.n
+        self._nodes = (6,) * model.n
         # The joint space of the articulated quantities: the passive dofs (all without a mask).
         self._axes = split_axes(model.joint_sizes, self.passive)
         self._joint = tuple(len(ax) for ax in self._axes[0])
 
+    def _factor(self, name: str):
+        return getattr(self.art, name)
+
     def _edge(self, blocks, cols, name):
         m = self.model
-        return EdgeOperator(blocks, m.parents, m.order, self._spatial, cols, name)
+        return EdgeOperator(blocks, m.parents, m.order, self._nodes, cols, name)
 
     # -- Newton–Euler -----------------------------------------------------
     @cached_property
     def E_phi(self) -> EdgeOperator:
-        return self._edge([bk.mT(X) for X in self.kin.Xup], self._spatial, "E_phi")
-
-    @cached_property
-    def phi(self) -> SPO:
-        return SPO(self.E_phi, "phi")
+        return self._edge([bk.mT(X) for X in self.kin.Xup], self._nodes, "E_phi")
 
     @cached_property
     def H(self) -> BlockDiagonal:
@@ -111,10 +223,6 @@ class SpatialOperators:
     def R(self) -> BlockDiagonal:
         return BlockDiagonal(composite_inertias(self.model, self.q, self.kin)[0], "R")
 
-    @cached_property
-    def mass_matrix(self):
-        return self.H @ self.phi @ self.M @ self.phi.T @ self.H.T
-
     # -- articulated body / innovations --------------------------------------
     @cached_property
     def art(self) -> Articulated:
@@ -123,41 +231,13 @@ class SpatialOperators:
                               {"q": self.q, "qd": self.qd}, lambda art: art.P + art.P_plus)
 
     @cached_property
-    def P(self) -> BlockDiagonal:
-        return BlockDiagonal(self.art.P, "P")
-
-    @cached_property
-    def P_plus(self) -> BlockDiagonal:
-        return BlockDiagonal(self.art.P_plus, "P+")
-
-    @cached_property
-    def D(self) -> BlockDiagonal:
-        return BlockDiagonal(self.art.D, "D")
-
-    @cached_property
-    def Dinv(self) -> BlockDiagonal:
-        return BlockDiagonal(self.art.Dinv, "D^-1")
-
-    @cached_property
-    def G(self) -> BlockDiagonal:
-        return BlockDiagonal(self.art.G, "G")
-
-    @cached_property
-    def tau_bar(self) -> BlockDiagonal:
-        return BlockDiagonal(self.art.tau_bar, "tau_bar")
-
-    @cached_property
     def K(self) -> EdgeOperator:
         return self._edge([bk.mT(X) @ G for X, G in zip(self.kin.Xup, self.art.G)], self._joint, "K")
 
     @cached_property
     def E_psi(self) -> EdgeOperator:
         return self._edge([bk.mT(X) @ t for X, t in zip(self.kin.Xup, self.art.tau_bar)],
-                          self._spatial, "E_psi")
-
-    @cached_property
-    def psi(self) -> SPO:
-        return SPO(self.E_psi, "psi")
+                          self._nodes, "E_psi")
 
     @cached_property
     def Omega(self):
@@ -167,38 +247,6 @@ class SpatialOperators:
     def Upsilon(self) -> BlockDiagonal:
         return BlockDiagonal(upsilon(self.model, self.q, self.art), "Upsilon")
 
-    @cached_property
-    def L(self):
-        return self.I_joint + self.H_p @ self.phi @ self.K
-
-    @cached_property
-    def L_inv(self):
-        return self.I_joint - self.H_p @ self.psi @ self.K
-
-    @cached_property
-    def mass_matrix_pp(self):
-        return self.H_p @ self.phi @ self.M @ self.phi.T @ self.H_p.T
-
-    @cached_property
-    def mass_matrix_pp_inv(self):
-        return self.L_inv.T @ self.Dinv @ self.L_inv
-
-    @property
-    def mass_matrix_inv(self):
-        if self.passive is not None:
-            raise AttributeError("these operators were built with passive=...: their factors invert "
-                                 "ℳ_pp (mass_matrix_pp_inv); for ℳ⁻¹ use operators(model, q) without passive")
-        return self.mass_matrix_pp_inv
-
-    # -- identities and state vectors ----------------------------------------
-    @cached_property
-    def I_spatial(self) -> Identity:
-        return Identity(self._spatial, "I")
-
-    @cached_property
-    def I_joint(self) -> Identity:
-        return Identity(self._joint, "I")
-
     def _stack(self, parts):
         if parts is None:
             raise AttributeError("velocity-dependent quantities need qd: operators(model, q, qd)")
@@ -207,17 +255,6 @@ class SpatialOperators:
     @property
     def V(self) -> np.ndarray:
         return self._stack(self.kin.V)
-
-    @property
-    def a(self) -> np.ndarray:
-        return self._stack(self.kin.a)
-
-    @property
-    def b(self) -> np.ndarray:
-        return self._stack(self.kin.b)
-
-    def __repr__(self) -> str:
-        return f"<SpatialOperators of {self.model!r}>"
 
 
 def operators(model: Model, q, qd=None, gravity: bool = True, passive=None) -> SpatialOperators:

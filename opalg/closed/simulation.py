@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
-from scipy.integrate import DOP853, RK45, Radau
 
+from .._integrate import check_span, potential_energy, step_through, tau_function
 from ..dynamics import crba
 from ..errors import StateError
-from ..kinematics import body_poses, check_state
-
-_METHODS = {"RK45": RK45, "DOP853": DOP853, "Radau": Radau}
+from ..kinematics import check_state
 
 
 @dataclass
@@ -65,13 +62,7 @@ def mechanical_energy(model, q, qd) -> np.ndarray:
     q = check_state(model, q, "q")
     qd = check_state(model, qd, "qd")
     T = 0.5 * np.einsum("...i,...ij,...j->...", qd, crba(model, q), qd)
-    R, p = body_poses(model, q)
-    g = np.asarray(model.gravity, dtype=float)
-    V = 0.0
-    for k, inert in enumerate(model.inertias):
-        c = p[k] + np.einsum("...ij,j->...i", R[k], np.asarray(inert.com, dtype=float))
-        V = V - float(inert.mass) * (c @ g)
-    return T + V
+    return T + potential_energy(model, q)
 
 
 def simulate(system, q0, qd0, t_span, tau=None, baumgarte=(10.0, 10.0), method: str = "DOP853",
@@ -82,7 +73,8 @@ def simulate(system, q0, qd0, t_span, tau=None, baumgarte=(10.0, 10.0), method: 
     (0, 0) integrates G_cθ̈ = U unstabilized.  ``tau`` is None (zero), an array (N,) held
     constant, or a callable ``tau(t, q, qd)``.  A scipy ``OdeSolver`` (``method``: "DOP853",
     "RK45", "Radau") is stepped by hand so that a failure (a singular configuration, an error in
-    ``tau``, a step size collapse) keeps every accepted step and reports when and why.
+    ``tau``, a step size collapse, a non-finite state) keeps every accepted step and reports when
+    and why.
 
     Examples
     --------
@@ -98,22 +90,9 @@ def simulate(system, q0, qd0, t_span, tau=None, baumgarte=(10.0, 10.0), method: 
     qd0 = check_state(model, qd0, "qd0")
     if q0.shape != (N,) or qd0.shape != (N,):
         raise StateError(f"simulate: q0 and qd0 must be single states of shape ({N},)")
-    try:
-        t0, t1 = (float(x) for x in t_span)
-    except (TypeError, ValueError):
-        raise StateError(f"simulate: t_span must be a pair (t0, t1), got {t_span!r}") from None
-    if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
-        raise StateError(f"simulate: t_span must be finite with t1 > t0, got {t_span!r}")
-    if method not in _METHODS:
-        raise StateError(f"simulate: method must be one of {sorted(_METHODS)}, got {method!r}")
+    t0, t1 = check_span(t_span, method)
     stab = None if baumgarte is None or tuple(baumgarte) == (0, 0) else baumgarte
-    if callable(tau):
-        tau_fn: Callable = tau
-    else:
-        tau_c = np.zeros(N) if tau is None else check_state(model, tau, "tau")
-        if tau_c.shape != (N,):
-            raise StateError(f"simulate: tau must be None, an array of shape ({N},) or a callable")
-        tau_fn = lambda t, q, qd: tau_c   # noqa: E731
+    tau_fn = tau_function(model, tau)
 
     ranks = []
 
@@ -126,33 +105,7 @@ def simulate(system, q0, qd0, t_span, tau=None, baumgarte=(10.0, 10.0), method: 
             ranks.append((t, int(res.rank)))
         return np.concatenate([qd, res.qdd])
 
-    solver = _METHODS[method](rhs, t0, np.concatenate([q0, qd0]), t1, rtol=rtol, atol=atol, max_step=max_step)
-    ts, ys = [t0], [np.concatenate([q0, qd0])]
-    te = None if t_eval is None else np.asarray(t_eval, dtype=float)
-    ok, msg = True, "reached the end of t_span"
-    while solver.status == "running":
-        t_prev = solver.t
-        try:
-            out = solver.step()
-        except Exception as e:   # keep what was computed; report when and why
-            ok, msg = False, f"stopped at t = {t_prev:.6g}: {type(e).__name__}: {e}"
-            break
-        if solver.status == "failed" or out is not None:
-            ok, msg = False, f"stopped at t = {solver.t:.6g}: {out}"
-            break
-        if te is None:
-            ts.append(solver.t)
-            ys.append(solver.y.copy())
-        else:
-            sel = te[(te > t_prev) & (te <= solver.t)]
-            if sel.size:
-                dense = solver.dense_output()
-                ts.extend(sel.tolist())
-                ys.extend(dense(s) for s in sel)
-    t = np.asarray(ts)
-    Y = np.asarray(ys)
-    if te is not None and te.size and te[0] > t0:
-        t, Y = t[1:], Y[1:]
+    t, Y, ok, msg = step_through(rhs, np.concatenate([q0, qd0]), t0, t1, method, rtol, atol, max_step, t_eval)
     q, qd = Y[:, :N], Y[:, N:]
     pos = np.abs(system.constraint_error(q)).max(-1)
     vel = np.abs(np.einsum("kij,kj->ki", system.jacobian(q), qd)).max(-1)

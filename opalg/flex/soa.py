@@ -34,19 +34,24 @@ from functools import cached_property
 
 import numpy as np
 
-from ..algebra import BlockDiagonal, EdgeOperator, Identity, SPO
+from ..algebra import BlockDiagonal, EdgeOperator
 from ..errors import SingularConfigurationError
 from ..riccati import check_passive, split_axes
+from ..soa import DerivedOperators
 from .kinematics import flex_kinematics
 
 __all__ = ["FlexOperators", "operators"]
 
 
-class FlexOperators:
+class FlexOperators(DerivedOperators):
     """Operators of a :class:`~opalg.flex.FlexModel` at ``(x, v)``; see the module table.
 
-    Everything is computed lazily, as in :class:`opalg.soa.SpatialOperators`.
+    Everything is computed lazily, as in :class:`opalg.soa.SpatialOperators`; φ, ψ, ℳ, L, L⁻¹,
+    ℳ⁻¹ and the Riccati factors come from :class:`opalg.soa.DerivedOperators`.
     """
+
+    _PHI = "Phi"
+    _CALL = "operators(fm, x)"
 
     def __init__(self, fm, x, v=None, gravity: bool = True, passive=None):
         self.model = fm
@@ -71,10 +76,6 @@ class FlexOperators:
     @cached_property
     def E_phi(self) -> EdgeOperator:
         return self._edge([None if Ps is None else Ps.T for Ps in self.kin.Phi_star], self._nodes, "E_Phi")
-
-    @cached_property
-    def phi(self) -> SPO:
-        return SPO(self.E_phi, "Phi")
 
     @cached_property
     def H(self) -> BlockDiagonal:
@@ -103,14 +104,10 @@ class FlexOperators:
                 R[fm.parents[k]] = R[fm.parents[k]] + kin.Phi_star[k].T @ R[k] @ kin.Phi_star[k]
         return BlockDiagonal(R, "R")
 
-    @cached_property
-    def mass_matrix(self):
-        return self.H @ self.phi @ self.M @ self.phi.T @ self.H.T
-
     # -- articulated body / innovations --------------------------------------
     @cached_property
     def _riccati(self) -> dict:
-        """P(k) = 𝓜(k) + Σ_c Φ(k,c)P⁺(c)Φ*(k,c), D = ℋ_pPℋ_p*, G = Pℋ_p*D⁻¹, τ̄ = I − Gℋ_p, P⁺ = τ̄P."""
+        """P(k) = 𝓜(k) + Σ_c Φ(k,c)P⁺(c)Φ*(k,c), D = ℋ_pPℋ_p* (and D⁻¹), G = Pℋ_p*D⁻¹, τ̄ = I − Gℋ_p, P⁺ = τ̄P."""
         fm, kin = self.model, self.kin
         n = fm.n
         P = [Mk.copy() for Mk in kin.Mcal]
@@ -131,31 +128,11 @@ class FlexOperators:
             p = fm.parents[k]
             if p >= 0:
                 P[p] = P[p] + kin.Phi_star[k].T @ Pp[k] @ kin.Phi_star[k]
-        return {"P": P, "P_plus": Pp, "D": D, "G": G, "tau_bar": tau}
+        Dinv = [np.linalg.inv(d) if d.size else d for d in D]
+        return {"P": P, "P_plus": Pp, "D": D, "Dinv": Dinv, "G": G, "tau_bar": tau}
 
-    @cached_property
-    def P(self) -> BlockDiagonal:
-        return BlockDiagonal(self._riccati["P"], "P")
-
-    @cached_property
-    def P_plus(self) -> BlockDiagonal:
-        return BlockDiagonal(self._riccati["P_plus"], "P+")
-
-    @cached_property
-    def D(self) -> BlockDiagonal:
-        return BlockDiagonal(self._riccati["D"], "D")
-
-    @cached_property
-    def Dinv(self) -> BlockDiagonal:
-        return BlockDiagonal([np.linalg.inv(d) if d.size else d for d in self._riccati["D"]], "D^-1")
-
-    @cached_property
-    def G(self) -> BlockDiagonal:
-        return BlockDiagonal(self._riccati["G"], "G")
-
-    @cached_property
-    def tau_bar(self) -> BlockDiagonal:
-        return BlockDiagonal(self._riccati["tau_bar"], "tau_bar")
+    def _factor(self, name: str):
+        return self._riccati[name]
 
     @cached_property
     def K(self) -> EdgeOperator:
@@ -167,42 +144,6 @@ class FlexOperators:
         blocks = [None if Ps is None else Ps.T @ t for Ps, t in zip(self.kin.Phi_star, self._riccati["tau_bar"])]
         return self._edge(blocks, self._nodes, "E_psi")
 
-    @cached_property
-    def psi(self) -> SPO:
-        return SPO(self.E_psi, "psi")
-
-    @cached_property
-    def L(self):
-        return self.I_joint + self.H_p @ self.phi @ self.K
-
-    @cached_property
-    def L_inv(self):
-        return self.I_joint - self.H_p @ self.psi @ self.K
-
-    @cached_property
-    def mass_matrix_pp(self):
-        return self.H_p @ self.phi @ self.M @ self.phi.T @ self.H_p.T
-
-    @cached_property
-    def mass_matrix_pp_inv(self):
-        return self.L_inv.T @ self.Dinv @ self.L_inv
-
-    @property
-    def mass_matrix_inv(self):
-        if self.passive is not None:
-            raise AttributeError("these operators were built with passive=...: their factors invert "
-                                 "ℳ_pp (mass_matrix_pp_inv); for ℳ⁻¹ use operators(fm, x) without passive")
-        return self.mass_matrix_pp_inv
-
-    # -- identities and state vectors ----------------------------------------
-    @cached_property
-    def I_spatial(self) -> Identity:
-        return Identity(self._nodes, "I")
-
-    @cached_property
-    def I_joint(self) -> Identity:
-        return Identity(self._joint, "I")
-
     def _stack(self, parts):
         if parts is None:
             raise AttributeError("velocity-dependent quantities need v: opalg.flex.operators(fm, x, v)")
@@ -213,17 +154,6 @@ class FlexOperators:
         fm = self.model
         return self._stack(None if self.kin.V is None else
                            [np.concatenate([self.v[fm.eta_slice[k]], self.kin.V[k]]) for k in range(fm.n)])
-
-    @property
-    def a(self) -> np.ndarray:
-        return self._stack(self.kin.a)
-
-    @property
-    def b(self) -> np.ndarray:
-        return self._stack(self.kin.b)
-
-    def __repr__(self) -> str:
-        return f"<FlexOperators of {self.model!r}>"
 
 
 def operators(fm, x, v=None, gravity: bool = True, passive=None) -> FlexOperators:

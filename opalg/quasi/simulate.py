@@ -11,12 +11,11 @@ recursion (Ġ, J6) and one inward pass (ε) — no outward acceleration pass.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
-from scipy.integrate import DOP853, RK45, Radau
 
 from .. import _backend as bk
+from .._integrate import check_span, potential_energy, step_through, tau_function
 from ..errors import StateError
 from ..joints import joint_velocity
 from ..kinematics import Kinematics, body_kinematics, check_state
@@ -26,8 +25,6 @@ from ..spatial import cross_force, cross_motion
 from .accel import dynamic_pass
 from .rates import rates_pass
 from .velocities import qd_pass, stack
-
-_METHODS = {"RK45": RK45, "DOP853": DOP853, "Radau": Radau}
 
 
 @dataclass
@@ -100,21 +97,9 @@ def simulate(model: Model, q0, nu0, t_span, tau=None, gravity: bool = True, meth
     nu0 = check_state(model, nu0, "nu0")
     if q0.shape != (N,) or nu0.shape != (N,) or q0.dtype.kind != "f" or nu0.dtype.kind != "f":
         raise StateError(f"simulate: q0 and nu0 must be single real states of shape ({N},)")
-    try:
-        t0, t1 = (float(x) for x in t_span)
-    except (TypeError, ValueError):
-        raise StateError(f"simulate: t_span must be a pair (t0, t1), got {t_span!r}") from None
-    if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
-        raise StateError(f"simulate: t_span must be finite with t1 > t0, got {t_span!r}")
-    if method not in _METHODS:
-        raise StateError(f"simulate: method must be one of {sorted(_METHODS)}, got {method!r}")
-    if callable(tau):
-        tau_fn: Callable = tau
-    else:
-        tau_c = np.zeros(N) if tau is None else check_state(model, tau, "tau")
-        if tau_c.shape != (N,):
-            raise StateError(f"simulate: tau must be None, an array of shape ({N},) or a callable")
-        tau_fn = lambda t, q, qd: tau_c   # noqa: E731
+    t0, t1 = check_span(t_span, method)
+    tau_fn = tau_function(model, tau)
+    tau_c = None if callable(tau) else tau_fn(t0, q0, None)
 
     def rhs(t, y):
         q, v = y[:N], y[N:]
@@ -123,35 +108,7 @@ def simulate(model: Model, q0, nu0, t_span, tau=None, gravity: bool = True, meth
             qd, vd = nu_rhs(model, q, v, T, None, gravity)
         return np.concatenate([qd, vd])
 
-    solver = _METHODS[method](rhs, t0, np.concatenate([q0, nu0]), t1, rtol=rtol, atol=atol, max_step=max_step)
-    ts, ys = [t0], [np.concatenate([q0, nu0])]
-    te = None if t_eval is None else np.asarray(t_eval, dtype=float)
-    ok, msg = True, "reached the end of t_span"
-    while solver.status == "running":
-        t_prev = solver.t
-        try:
-            out = solver.step()
-        except Exception as e:   # keep what was computed; report when and why
-            ok, msg = False, f"stopped at t = {t_prev:.6g}: {type(e).__name__}: {e}"
-            break
-        if solver.status == "failed" or out is not None:
-            ok, msg = False, f"stopped at t = {solver.t:.6g}: {out}"
-            break
-        if not np.all(np.isfinite(solver.y)):
-            ok, msg = False, f"stopped at t = {t_prev:.6g}: the state became non-finite"
-            break
-        if te is None:
-            ts.append(solver.t)
-            ys.append(solver.y.copy())
-        else:
-            sel = te[(te > t_prev) & (te <= solver.t)]
-            if sel.size:
-                dense = solver.dense_output()
-                ts.extend(sel.tolist())
-                ys.extend(dense(s) for s in sel)
-    t, Y = np.asarray(ts), np.asarray(ys)
-    if te is not None and te.size and te[0] > t0:
-        t, Y = t[1:], Y[1:]
+    t, Y, ok, msg = step_through(rhs, np.concatenate([q0, nu0]), t0, t1, method, rtol, atol, max_step, t_eval)
     q, v = Y[:, :N], Y[:, N:]
     return QuasiSimulation(t, q, v, _qd_of(model, q, v), _energy(model, q, v, gravity), ok, msg)
 
@@ -181,13 +138,4 @@ def _energy(model: Model, q, v, gravity: bool) -> np.ndarray:
     art = articulated(model, q)
     kinetic = sum(np.einsum("...i,...ij,...j->...", v[..., s], art.D[k], v[..., s])
                   for k, s in enumerate(model.dof_slice)) / 2
-    if not gravity:
-        return kinetic
-    from ..kinematics import body_poses
-    R, p = body_poses(model, q)
-    g = np.asarray(model.gravity, dtype=float)
-    pot = 0.0
-    for k, inert in enumerate(model.inertias):
-        c = p[k] + np.einsum("...ij,j->...i", R[k], np.asarray(inert.com, dtype=float))
-        pot = pot - float(inert.mass) * (c @ g)
-    return kinetic + pot
+    return kinetic + potential_energy(model, q) if gravity else kinetic
