@@ -1,15 +1,19 @@
-"""opalg.flex on one link with one mode against a hand-written Lagrangian (docs/REFERENCE.md K3, K4).
+"""opalg.flex on one link with one mode against a hand-written Lagrangian (docs/REFERENCE.md K3, K4, K5).
 
-opalg.flex is numeric only (float, or complex for the complex step): a FlexModel's parameters
-and states are float arrays, and sympy entries are refused with a ModelError / StateError
-(checked below).  So the "exact" check is done the other way round: the Lagrangian of the same
-kinematics is written by hand with sympy (planar positions of the hub mass centre and of the
-node's mass centre, the node translated by φη along y and turned by ψη about z), the
-Euler–Lagrange equations are formed symbolically, and they are evaluated with mpmath at 40
-significant digits.  flex.crba and flex.rnea (double precision) must agree with them to
-rounding: relative 1e-13 (a few dozen flops of size-one operands, each ~1e-16).
+The Lagrangian of the same kinematics is written by hand with sympy (planar positions of the
+hub mass centre and of the node's mass centre, the node translated by φη along y and turned by
+ψη about z) and its Euler–Lagrange equations are formed symbolically: an independent route.
+
+* Exactly: flex.crba and flex.rnea with sympy entries (θ, η, θ̇, η̇ and every mass, length,
+  inertia, mode shape, stiffness, damping and g a symbol) minus the Lagrangian's ℳ and bias are
+  identically zero.  The zero test is an exact normal form: after rewriting sin and cos as
+  exponentials and expanding, both sides are sums of exp(i(jθ + lψη)) with polynomial
+  coefficients, so the difference is 0 if and only if the identity holds (a 0 is a proof;
+  sp.simplify reaches the same 0 but takes ~10 s).
+* At 40 digits: double-precision flex.crba/rnea against the equations evaluated with mpmath,
+  relative 1e-13 (a few dozen flops of size-one operands, each ~1e-16); flex.aba with sympy
+  entries, evaluated at 40 digits, against the 40-digit solve of the Lagrangian's equations.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +24,7 @@ from opalg import flex
 from opalg.errors import ModelError, StateError
 from opalg.joints import Joint
 
-from helpers import assert_close
+from helpers import EVIL, assert_close, no_string_evaluated  # noqa: F401 (autouse fixture)
 
 # numbers of the test body: hub (mass, com x, I_zz about com), node at (ell, 0, 0) with mass,
 # com x offset in node axes and I_zz; mode shape (φ along y, ψ about z), stiffness, damping, gravity
@@ -99,11 +103,109 @@ def test_reference_is_not_trivial(lagrangian):
     assert abs(M0[0, 1]) > 0.1
 
 
-def test_sympy_entries_are_refused():
-    """opalg.flex is numeric: sympy states and parameters get a clear error, not a traceback."""
+def _symbolic_model(s):
+    """The test body with every parameter a sympy symbol (Ixx, Iyy: symbols the planar motion never sees)."""
+    ax, ay, bx, by = sp.symbols("Ax Ay Bx By")
+    hub = (s["m0"], [s["h"], 0, 0], np.diag(np.array([ax, ay, s["Jhub"]], dtype=object)))
+    node = (s["m1"], [s["c"], 0, 0], np.diag(np.array([bx, by, s["Jnode"]], dtype=object)))
+    body = flex.FlexBody(hub, [[s["ell"], 0, 0]], [node], Phi=[[[0], [s["phi"]], [0]]],
+                         Psi=[[[0], [0], [s["psi"]]]], K=[[s["k"]]], D=[[s["d"]]])
+    return flex.FlexModel([-1], [Joint("R", [0, 0, 1])], [(np.eye(3), np.zeros(3))], [body],
+                          gravity=(0, -s["g"], 0))
+
+
+def _is_zero(expr) -> bool:
+    """Exact: sin/cos as exponentials, expanded — a normal form (module docstring)."""
+    return all(sp.expand(e.rewrite(sp.exp)) == 0 for e in sp.Matrix(expr))
+
+
+def test_one_link_one_mode_sympy_exact(lagrangian):
+    """[K3, K4] flex.crba − ℳ_L, flex.rnea(x, v, 0) − h_L and flex.rnea(x, v, a) − (ℳ_L a + h_L)
+    are identically zero, all parameters symbolic; the results are object arrays of sympy."""
+    M_sym, h_sym, (eta, th, ed, td), s = lagrangian
+    fm = _symbolic_model(s)
+    a = sp.symbols("etadd thetadd")
+    M = flex.crba(fm, [eta, th])
+    h = flex.rnea(fm, [eta, th], [ed, td], [0, 0])
+    T = flex.rnea(fm, [eta, th], [ed, td], list(a))
+    assert M.dtype == object and M.shape == (2, 2) and h.shape == (2,)
+    assert _is_zero(sp.Matrix(M) - M_sym)
+    assert _is_zero(sp.Matrix(h) - h_sym)
+    assert _is_zero(sp.Matrix(T) - (M_sym * sp.Matrix(a) + h_sym))
+    # the zero test can fail: a wrong stiffness (2k) or a missing node inertia is detected
+    assert not _is_zero(sp.Matrix(h) - h_sym.subs(s["k"], 2 * s["k"]))
+    assert not _is_zero(sp.Matrix(M) - M_sym.subs(s["Jnode"], 0))
+
+
+def test_symbolic_state_numeric_body(lagrangian):
+    """[K3, K4] Symbols in the state only (numeric body): crba/rnea evaluated at a point equal the
+    double-precision call there (the same code, so rounding only: 1e-13) and the 40-digit Lagrangian."""
+    M_sym, h_sym, syms, s = lagrangian
     fm = _flex_model(PAR)
-    with pytest.raises(StateError, match="array of numbers"):
-        flex.crba(fm, [sp.Symbol("eta"), 0])
-    with pytest.raises(ModelError, match="array of numbers"):
-        flex.FlexBody((1.0, np.zeros(3), np.eye(3)), [[1.0, 0, 0]], [(1.0, np.zeros(3), np.eye(3))],
-                      Phi=[[[0.0], [sp.Symbol("phi")], [0.0]]])
+    x, v = np.random.default_rng(7).normal(size=(2, 2)) * np.array([[0.4], [1.5]])
+    M = flex.crba(fm, list(syms[:2]))
+    h = flex.rnea(fm, list(syms[:2]), list(syms[2:]), [0, 0])
+    at = dict(zip(syms, (*x, *v)))
+    M_num = np.array(sp.Matrix(M).evalf(30, subs=at).tolist(), dtype=float)
+    h_num = np.array(sp.Matrix(h).evalf(30, subs=at).tolist(), dtype=float).ravel()
+    assert_close(M_num, flex.crba(fm, x), 1e-13, "symbolic crba at a point vs numeric")
+    assert_close(h_num, _at(h_sym, syms, s, x, v).astype(float).ravel(), 1e-13, "symbolic rnea vs Lagrangian")
+    assert_close(M_num, _at(M_sym, syms, s, x, v).astype(float), 1e-13, "symbolic crba vs Lagrangian")
+
+
+def test_aba_symbolic_vs_lagrangian_solve(lagrangian):
+    """[K5] flex.aba with sympy state and torques, evaluated at 40 digits, equals the 40-digit
+    solution of ℳ_L ẍ = τ − h_L (independent route).  Tolerance 1e-14 relative: flex's expressions
+    hold exact constants as 53-bit sympy Floats (the 1.0 of numeric rotation blocks), which cap
+    evalf's tracked precision near double (measured ~2e-18 relative)."""
+    M_sym, h_sym, syms, s = lagrangian
+    fm = _symbolic_model(s)
+    tau = sp.symbols("tau0 tau1")
+    acc = flex.aba(fm, list(syms[:2]), list(syms[2:]), list(tau))
+    x, v, t = np.random.default_rng(3).normal(size=(3, 2)) * np.array([[0.4], [1.5], [2.0]])
+    vals = {**{s[n]: sp.Float(str(PAR[n]), 40) for n in PAR}, **{sp.Symbol(n): 0 for n in ("Ax", "Ay", "Bx", "By")},
+            **dict(zip((*syms, *tau), [sp.Float(repr(float(z)), 40) for z in (*x, *v, *t)]))}
+    ref = (M_sym.evalf(40, subs=vals)).LUsolve(sp.Matrix(t) - h_sym.evalf(40, subs=vals))
+    got = sp.Matrix(acc).evalf(40, subs=vals)
+    assert max(abs(got[i] - ref[i]) for i in range(2)) < 1e-14 * max(1, *[abs(r) for r in ref])
+    assert_close(np.array(got.tolist(), dtype=float).ravel(), flex.aba(_flex_model(PAR), x, v, t), 1e-12,
+                 "symbolic aba vs numeric aba (cond(ℳ)·eps)")
+
+
+def test_strings_are_refused_never_evaluated():
+    """A string anywhere (state, torques, body data) is refused with StateError / ModelError
+    naming the argument, and never evaluated (the autouse fixture checks EVIL did not run)."""
+    fm = _flex_model(PAR)
+    z = np.zeros(2)
+    with pytest.raises(StateError, match="x has a non-numeric entry"):
+        flex.crba(fm, [EVIL, 0])
+    with pytest.raises(StateError, match="v has a non-numeric entry"):
+        flex.rnea(fm, z, [0, EVIL], z)
+    with pytest.raises(StateError, match="tau has a non-numeric entry"):
+        flex.aba(fm, z, z, [EVIL, sp.Symbol("t")])
+    with pytest.raises(StateError, match="theta_dd has a non-numeric entry"):
+        flex.hybrid(fm, z, z, [EVIL])
+    hub, node = (1.0, np.zeros(3), np.eye(3)), (1.0, np.zeros(3), np.eye(3))
+    with pytest.raises(ModelError, match="Phi"):
+        flex.FlexBody(hub, [[1.0, 0, 0]], [node], Phi=[[[0.0], [EVIL], [0.0]]])
+    with pytest.raises(ModelError, match="node_positions"):
+        flex.FlexBody(hub, [[EVIL, 0, 0]], [node])
+    with pytest.raises(ModelError, match="mass"):
+        flex.FlexBody((EVIL, np.zeros(3), np.eye(3)), [[1.0, 0, 0]], [node])
+    with pytest.raises(ModelError, match="K"):
+        flex.FlexBody(hub, [[1.0, 0, 0]], [node], Phi=[[[0.0], [1.0], [0.0]]], K=[[EVIL]])
+
+
+def test_bad_symbolic_entries():
+    """sympy nan/zoo/oo in the state or the body data, and a structurally asymmetric symbolic K,
+    are refused with a message naming them."""
+    fm = _flex_model(PAR)
+    with pytest.raises(StateError, match="non-finite"):
+        flex.crba(fm, [sp.zoo, 0])
+    a, b = sp.symbols("a b")
+    hub, node, Phi = (1.0, np.zeros(3), np.eye(3)), (1.0, np.zeros(3), np.eye(3)), [[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]]
+    with pytest.raises(ModelError, match="non-finite"):
+        flex.FlexBody(hub, [[1.0, 0, 0]], [node], Phi=[[[0.0], [sp.oo], [0.0]]])
+    with pytest.raises(ModelError, match="symmetric"):
+        flex.FlexBody(hub, [[1.0, 0, 0]], [node], Phi=Phi, K=[[a, b], [a, a]])
+    assert flex.FlexBody(hub, [[1.0, 0, 0]], [node], Phi=Phi, K=[[a, b], [b, a]]).symbolic

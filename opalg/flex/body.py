@@ -27,6 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import _backend as bk
 from .. import _checks as chk
 from ..errors import ModelError
 from ..model import Inertia, _as_inertia, _symmetric
@@ -36,18 +37,32 @@ __all__ = ["FlexBody"]
 
 
 def _matrix(x, shape: tuple, what: str) -> np.ndarray:
+    """``x`` as a float array of ``shape``, or an object array if it holds sympy expressions.
+
+    Strings are refused before anything could evaluate them (:func:`opalg._backend.asarray`).
+    """
     try:
-        a = np.asarray(x, dtype=float)
+        a = bk.asarray(x, what, ModelError)
+        if a.dtype != object:
+            a = np.asarray(a, dtype=float)           # complex data is refused here
     except (TypeError, ValueError):
-        raise ModelError(f"{what} must be an array of numbers, got {x!r}") from None
+        raise ModelError(f"{what} must be an array of numbers or sympy expressions, got {x!r} "
+                         "(strings are never evaluated)") from None
     if a.shape != shape:
         raise ModelError(f"{what} has shape {a.shape}, expected {shape}")
-    if not np.all(np.isfinite(a)):
-        raise ModelError(f"{what} has non-finite entries")
+    bad = bk.first_nonfinite(a)
+    if bad is not None:
+        raise ModelError(f"{what} has non-finite entries (first {bad[1]} at {bad[0]})")
     return a
 
 
 def _psd(A: np.ndarray, what: str) -> np.ndarray:
+    if A.dtype == object:
+        # Symbolic: symmetry is checked entrywise (no simplification: a difference that does
+        # not vanish structurally is refused); definiteness cannot be decided for symbols.
+        if any(A[i, j] - A[j, i] != 0 for i in range(A.shape[0]) for j in range(i)):
+            raise ModelError(f"{what} must be symmetric")
+        return A
     if A.size and not np.allclose(A, A.T, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(A).max())):
         raise ModelError(f"{what} must be symmetric")
     A = (A + A.T) / 2
@@ -101,8 +116,11 @@ class FlexBody:
         self.name = name
         label = f"flexible body {name!r}" if name else "flexible body"
         try:
-            X = np.asarray(node_positions, dtype=float).reshape(-1, 3) if len(node_positions) else np.zeros((0, 3))
-        except (TypeError, ValueError):
+            X = (bk.asarray(node_positions, f"{label}: node_positions", ModelError).reshape(-1, 3)
+                 if len(node_positions) else np.zeros((0, 3)))
+        except (TypeError, ValueError) as e:
+            if isinstance(e, ModelError):
+                raise
             raise ModelError(f"{label}: node_positions must be a (p, 3) array of numbers") from None
         p = X.shape[0]
         self.node_positions = _matrix(X, (p, 3), f"{label}: node_positions")
@@ -127,14 +145,23 @@ class FlexBody:
         self._label = label
         self.D = np.zeros((m, m)) if D is None else D
         self.Q = np.concatenate([self.Phi, self.Psi], axis=1)
-        self.M_hub = _symmetric(spatial_inertia(hub.mass, hub.com, hub.I_com)).astype(float)
-        if p:
+        M_hub = _symmetric(spatial_inertia(hub.mass, hub.com, hub.I_com))
+        self.M_hub = M_hub if M_hub.dtype == object else M_hub.astype(float)
+        if p and bk.is_symbolic(*[[s.mass, s.com, s.I_com] for s in self.node_inertias]):
+            self.M_nodes = np.array([spatial_inertia(s.mass, s.com, s.I_com) for s in self.node_inertias],
+                                    dtype=object)
+        elif p:
             ms = np.array([float(s.mass) for s in self.node_inertias])
             cs = np.array([np.asarray(s.com, float) for s in self.node_inertias])
             Js = np.array([np.asarray(s.I_com, float) for s in self.node_inertias])
             self.M_nodes = _symmetric(spatial_inertia(ms, cs, Js))
         else:
             self.M_nodes = np.zeros((0, 6, 6))
+
+    @property
+    def symbolic(self) -> bool:
+        """True if any datum of the body (inertias, positions, mode shapes, K, D) is a sympy expression."""
+        return bk.is_symbolic(self.M_hub, self.M_nodes, self.node_positions, self.Q, self.K, self.D)
 
     @property
     def D(self) -> np.ndarray:
@@ -182,10 +209,14 @@ def rigid_inertia(body: FlexBody) -> Inertia:
     >>> float(rigid_inertia(b).mass), rigid_inertia(b).com.tolist()
     (2.0, [1.0, 0.0, 0.0])
     """
-    from ..spatial import motion_transform
+    from ..spatial import motion_transform, skew
     X = motion_transform(np.eye(3), body.node_positions)          # ^jX_k at η = 0
     M = body.M_hub + np.einsum("jab,jbc,jcd->ad", np.swapaxes(X, -1, -2), body.M_nodes, X)
     mass = M[3, 3]
+    if M.dtype == object:                                          # symbolic data: no sign test
+        mc = M[:3, 3:]
+        c = np.array([mc[2, 1], mc[0, 2], mc[1, 0]], dtype=object) / mass
+        return Inertia(mass, c, M[:3, :3] + mass * (bk.mm(skew(c), skew(c))))
     if mass <= 0:
         return Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
     mc = M[:3, 3:]                                                 # m c~

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SingularConfigurationError, StateError
-from .kinematics import flex_kinematics
+from .. import _backend as bk
+from .kinematics import _zeros, flex_kinematics
 
 __all__ = ["crba", "rnea", "aba", "hybrid"]
 
@@ -30,11 +31,22 @@ def _split(fm, x) -> list:
 
 def _stiffness(fm, x, v) -> np.ndarray:
     """𝒦x + 𝒟ẋ (zero on the joint rows)."""
-    out = np.zeros(fm.ndof, np.result_type(x, v))
+    dt = object if fm.symbolic or x.dtype == object or v.dtype == object else np.result_type(x, v)
+    out = _zeros(fm.ndof, dt)
     for k, b in enumerate(fm.bodies):
         s = fm.eta_slice[k]
         out[s] = b.K @ x[s] + b.D @ v[s]
     return out
+
+
+def _given(x, size: int, name: str, what: str) -> np.ndarray:
+    """``x`` as ``size`` finite numbers or sympy expressions (strings refused unevaluated)."""
+    a = bk.asarray(x, name, StateError).reshape(-1)
+    if a.dtype.kind not in "fcO":
+        a = a.astype(float)
+    if a.shape != (size,) or bk.first_nonfinite(a) is not None:
+        raise StateError(f"{name} must be {size} finite {what}, got shape {a.shape}")
+    return a
 
 
 def crba(fm, x) -> np.ndarray:
@@ -69,7 +81,7 @@ def crba(fm, x) -> np.ndarray:
         p = fm.parents[k]
         if p >= 0:
             R[p] = R[p] + kin.Phi_star[k].T @ R[k] @ kin.Phi_star[k]
-    out = np.zeros((fm.ndof, fm.ndof), x.dtype)
+    out = _zeros((fm.ndof, fm.ndof), kin.dtype)
     rows = [slice(fm.eta_slice[k].start, fm.theta_slice[k].stop) for k in range(fm.n)]
     for k in range(fm.n):
         F = R[k] @ kin.Hs[k]
@@ -119,12 +131,26 @@ def rnea(fm, x, v, xdd, gravity: bool = True) -> np.ndarray:
     return T + _stiffness(fm, x, v)
 
 
+def _inverse(D: np.ndarray) -> np.ndarray:
+    """D⁻¹ = adj(D)/det(D) of a sympy block, division-free (Berkowitz) and unsimplified.
+
+    sympy's default ``inv`` tests pivots for zero, which simplifies the (large) entries and
+    is slow; the adjugate needs no pivot.  D(k) is the (m_k + n_k)-square pivot, small.
+    """
+    import sympy as sp
+
+    Dm = sp.Matrix(D.tolist())
+    det = Dm.det(method="berkowitz")
+    return np.array((Dm.adjugate(method="berkowitz") / det).tolist(), dtype=object)
+
+
 def _articulated(fm, kin, T_p, acc_a, masks):
     r"""Hybrid articulated recursion (E9/G1) on enlarged nodes; ``masks[k]`` marks the
     eliminated (passive) rows of ℋ(k), the others get the given accelerations ``acc_a``."""
     n = fm.n
     P, z, D, G, eps, ap, Hp = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
-    Pp, zp = [None] * n, [None] * n
+    Pp, zp, Dinv = [None] * n, [None] * n, [None] * n
+    sym = kin.dtype is object      # sympy entries: D(k)⁻¹ by sympy, no pivot test, no symmetrization
     for k in range(n):
         Hk, msk = kin.Hs[k], masks[k]
         Hp[k] = Hk[:, msk]
@@ -138,21 +164,29 @@ def _articulated(fm, kin, T_p, acc_a, masks):
         z[k] = z[k] + P[k] @ ap[k]                                       # z = Pa′ + b + Σ Φz⁺ (E9)
         D[k] = Hp[k].T @ P[k] @ Hp[k]
         U = P[k] @ Hp[k]
-        try:
-            np.linalg.cholesky(D[k])                                     # D(k) SPD: the pivot check
-        except np.linalg.LinAlgError:
-            raise SingularConfigurationError(
-                f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
-        G[k] = np.linalg.solve(D[k], U.T).T if D[k].size else U
+        if sym:
+            Dinv[k] = _inverse(D[k]) if D[k].size else D[k]
+            G[k] = U @ Dinv[k]
+        else:
+            try:
+                np.linalg.cholesky(D[k])                                 # D(k) SPD: the pivot check
+            except np.linalg.LinAlgError:
+                raise SingularConfigurationError(
+                    f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
+            G[k] = np.linalg.solve(D[k], U.T).T if D[k].size else U
         eps[k] = T_p[k] - Hp[k].T @ z[k]
         Pp[k] = P[k] - G[k] @ U.T
-        Pp[k] = (Pp[k] + Pp[k].T) / 2                                    # keep P⁺ symmetric (E11)
+        if not sym:
+            Pp[k] = (Pp[k] + Pp[k].T) / 2                                # keep P⁺ symmetric (E11)
         zp[k] = z[k] + G[k] @ eps[k]
     alpha, out = [None] * n, [None] * n
     for k in fm.order:
         p = fm.parents[k]
-        a_plus = np.zeros_like(ap[k]) if p < 0 else kin.Phi_star[k] @ alpha[p]
-        out[k] = np.linalg.solve(D[k], eps[k]) - G[k].T @ a_plus if D[k].size else eps[k]
+        a_plus = _zeros(ap[k].shape, kin.dtype) if p < 0 else kin.Phi_star[k] @ alpha[p]
+        if not D[k].size:
+            out[k] = eps[k]
+        else:
+            out[k] = (Dinv[k] @ eps[k] if sym else np.linalg.solve(D[k], eps[k])) - G[k].T @ a_plus
         alpha[k] = a_plus + Hp[k] @ out[k] + ap[k]
     return out, alpha
 
@@ -215,13 +249,9 @@ def hybrid(fm, x, v, theta_dd, tau_eta=None, gravity: bool = True) -> tuple[np.n
     True
     """
     x, v = fm.check_state(x, "x"), fm.check_state(v, "v")
-    th = np.asarray(theta_dd, float).reshape(-1)
     nth, neta = sum(fm.joint_sizes), sum(fm.modes)
-    if th.shape != (nth,) or not np.all(np.isfinite(th)):
-        raise StateError(f"theta_dd must be {nth} finite joint accelerations, got shape {th.shape}")
-    te = np.zeros(neta) if tau_eta is None else np.asarray(tau_eta, float).reshape(-1)
-    if te.shape != (neta,) or not np.all(np.isfinite(te)):
-        raise StateError(f"tau_eta must be {neta} finite modal forces, got shape {te.shape}")
+    th = _given(theta_dd, nth, "theta_dd", "joint accelerations")
+    te = np.zeros(neta) if tau_eta is None else _given(tau_eta, neta, "tau_eta", "modal forces")
     kin = flex_kinematics(fm, x, v, gravity)
     stiff = _stiffness(fm, x, v)
     T, acc, masks, oe, ot = [], [], [], 0, 0

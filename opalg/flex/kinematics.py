@@ -33,9 +33,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _backend as bk
 from ..joints import Joint, joint_transform, joint_velocity
 from ..spatial import cross_force, cross_motion, motion_transform
 from .body import FlexBody
+
+def _dtype(*arrays):
+    """object if any argument holds sympy expressions, else complex or float (complex step)."""
+    if bk.is_symbolic(*[a for a in arrays if a is not None]):
+        return object
+    return complex if any(np.iscomplexobj(a) for a in arrays if a is not None) else float
+
+
+def _zeros(shape, dt) -> np.ndarray:
+    """Zeros of dtype ``dt``; sympy's 0 in an object array (not the int 0 numpy would put)."""
+    return bk.zeros(shape, np.empty(0, dt)) if dt is object else np.zeros(shape, dt)
+
+
+def _eye(n: int, dt) -> np.ndarray:
+    return bk.eye(n, np.empty(0, dt)) if dt is object else np.eye(n, dtype=dt)
+
 
 NODE_JOINT = Joint(["P", "P", "P", "R", "R", "R"], np.vstack([np.eye(3), np.eye(3)]), name="node")
 
@@ -54,10 +71,10 @@ def node_transforms(body: FlexBody, eta, etad=None):
     True
     """
     p = body.p
-    dt = complex if np.iscomplexobj(eta) or np.iscomplexobj(etad) else float
+    dt = _dtype(body.Q, eta, etad)
     if p == 0:
-        z = np.zeros((0, 6), dt)
-        return np.zeros((0, 6, 6), dt), np.zeros((0, 6, body.m), dt), z, z
+        z = _zeros((0, 6), dt)
+        return _zeros((0, 6, 6), dt), _zeros((0, 6, body.m), dt), z, z
     q = body.Q @ np.asarray(eta, dt)                                   # (p, 6)
     XJ, S = joint_transform(NODE_JOINT, q)
     X = XJ @ motion_transform(np.eye(3), body.node_positions)
@@ -65,7 +82,7 @@ def node_transforms(body: FlexBody, eta, etad=None):
     if etad is None:
         return X, Pi, None, None
     vJ, cJ = joint_velocity(S, body.Q @ np.asarray(etad, dt))
-    return X, Pi, vJ, cJ + np.zeros_like(vJ)
+    return X, Pi, vJ, cJ + _zeros(vJ.shape, dt)
 
 
 def node_inertia(body: FlexBody, eta) -> np.ndarray:
@@ -83,6 +100,8 @@ def node_inertia(body: FlexBody, eta) -> np.ndarray:
     X, Pi = node_transforms(body, eta)[:2]
     B = np.concatenate([Pi, X], axis=-1)                                # (p, 6, m + 6)
     out = np.einsum("jai,jab,jbk->ik", B, body.M_nodes, B)
+    if body.M_hub.dtype == object and out.dtype != object:
+        out = out.astype(object)                                        # symbolic hub, numeric nodes
     out[body.m:, body.m:] += body.M_hub
     return out
 
@@ -101,6 +120,7 @@ class FlexKinematics:
     Hs: list
     Mcal: list
     V: list | None = None
+    dtype: type = float
     a: list | None = None
     b: list | None = None
 
@@ -119,12 +139,12 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
     ((8, 8), (8, 3))
     """
     n = fm.n
-    dt = complex if np.iscomplexobj(x) or np.iscomplexobj(v) else float
+    dt = object if fm.symbolic else _dtype(x, v)
     nodes = [node_transforms(b, x[fm.eta_slice[k]], None if v is None else v[fm.eta_slice[k]])
              for k, b in enumerate(fm.bodies)]
     Phi_star, X_root, Hs, Mcal = [None] * n, [None] * n, [None] * n, [None] * n
     V, a, b = [None] * n, [None] * n, [None] * n
-    a0 = np.zeros(6, dt)
+    a0 = _zeros(6, dt)
     if gravity:
         a0[3:] = -fm.gravity
     for k in fm.order:
@@ -132,8 +152,8 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
         m = body.m
         XJ, S = joint_transform(fm.joints[k], np.asarray(x[fm.theta_slice[k]], dt))
         Xn = XJ @ fm.X_tree[k]                                           # ^kX_n (n: attach frame)
-        Hk = np.zeros((m + 6, m + fm.joint_sizes[k]), dt)
-        Hk[:m, :m] = np.eye(m)
+        Hk = _zeros((m + 6, m + fm.joint_sizes[k]), dt)
+        Hk[:m, :m] = _eye(m, dt)
         Hk[m:, m:] = S
         Hs[k] = Hk
         X, Pi, vJn, cJn = nodes[k]
@@ -143,8 +163,8 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
             X_root[k] = Xn
         else:
             mp = fm.bodies[p].m
-            Xpn, Pin = (np.eye(6), np.zeros((6, mp))) if nd < 0 else (nodes[p][0][nd], nodes[p][1][nd])
-            Ps = np.zeros((m + 6, mp + 6), dt)
+            Xpn, Pin = (_eye(6, dt), _zeros((6, mp), dt)) if nd < 0 else (nodes[p][0][nd], nodes[p][1][nd])
+            Ps = _zeros((m + 6, mp + 6), dt)
             Ps[m:, :mp] = Xn @ Pin
             Ps[m:, mp:] = Xn @ Xpn
             Phi_star[k] = Ps
@@ -161,10 +181,10 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
                 Vnode = nodes[p][0][nd] @ V[p] + nodes[p][2][nd]
                 acc = Xn @ (cross_motion(Vnode, nodes[p][2][nd]) + nodes[p][3][nd])
             else:
-                acc = np.zeros(6, dt)
-        a[k] = np.concatenate([np.zeros(m, dt), acc + cross_motion(V[k], vJ) + cJ])
+                acc = _zeros(6, dt)
+        a[k] = np.concatenate([_zeros(m, dt), acc + cross_motion(V[k], vJ) + cJ])
         # b(k): hub gyroscopic force plus each node's, projected by B_j*.
-        bk_ = np.zeros(m + 6, dt)
+        bk_ = _zeros(m + 6, dt)
         bk_[m:] = cross_force(V[k], body.M_hub @ V[k])
         if body.p:
             Vj = X @ V[k] + vJn                                          # (p, 6)
@@ -174,7 +194,7 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
             bk_[:m] += np.einsum("jai,ja->i", Pi, fj)
             bk_[m:] += np.einsum("jai,ja->i", X, fj)
         b[k] = bk_
-    kin = FlexKinematics(Phi_star, X_root, Hs, Mcal)
+    kin = FlexKinematics(Phi_star, X_root, Hs, Mcal, dtype=dt)
     if v is not None:
         kin.V, kin.a, kin.b = V, a, b
     return kin

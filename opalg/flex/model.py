@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import _backend as bk
 from ..errors import ModelError, StateError
 from ..model import Model
 from ..spatial import motion_transform
@@ -117,6 +118,8 @@ class FlexModel:
         """𝓜(k) at η = 0 must be positive definite: every mode and the hub move some mass."""
         from .kinematics import node_inertia
         for k, b in enumerate(self.bodies):
+            if b.symbolic:
+                continue                          # definiteness cannot be decided for symbols
             Mk = node_inertia(b, np.zeros(b.m))
             try:
                 np.linalg.cholesky(Mk[:b.m, :b.m] if b.m else np.eye(1))
@@ -141,19 +144,39 @@ class FlexModel:
         """
         return self._rigid_model(self.attach)
 
+    @property
+    def symbolic(self) -> bool:
+        """True if a body's data or the gravity vector holds sympy expressions."""
+        return bk.is_symbolic(self.gravity) or any(b.symbolic for b in self.bodies)
+
     def check_state(self, x, name: str) -> np.ndarray:
-        """One state vector (ndof,), real or complex (complex step), finite; else StateError."""
-        try:
-            a = np.asarray(x)
-            if a.dtype.kind not in "iufc":
-                raise TypeError
-            a = a.astype(complex if a.dtype.kind == "c" else float)
-        except (TypeError, ValueError):
-            raise StateError(f"{name} must be an array of numbers, got {x!r}") from None
+        """One state vector (ndof,): real, complex (complex step) or sympy, finite; else StateError.
+
+        Numbers become a float (complex) array, sympy entries an object array; a string is
+        refused, never evaluated (:func:`opalg._backend.asarray`), and so are nan, inf and
+        sympy's nan, zoo, ±oo.
+        """
+        if type(x) is np.ndarray and x.dtype.kind in "fc" and x.dtype.itemsize in (8, 16):
+            a = x                                                    # the common numeric case
+        else:
+            try:
+                a = bk.asarray(x, name, StateError)
+                if a.dtype.kind not in "iufcO":
+                    raise TypeError
+                if a.dtype != object:
+                    a = a.astype(complex if a.dtype.kind == "c" else float)
+            except (TypeError, ValueError) as e:
+                if isinstance(e, StateError):
+                    raise
+                raise StateError(f"{name} must be an array of numbers or sympy expressions, got {x!r}") from None
         if a.shape != (self.ndof,):
             raise StateError(f"{name} has shape {a.shape}, expected ({self.ndof},) "
                              "(each body's modal coordinates, then its joint coordinates)")
-        if not np.all(np.isfinite(a)):
+        if a.dtype == object:
+            bad = bk.first_nonfinite(a)
+            if bad is not None:
+                raise StateError(f"{name} has a non-finite entry at index {bad[0][0]} ({bad[1]})")
+        elif not np.all(np.isfinite(a)):
             raise StateError(f"{name} has non-finite entries at {np.flatnonzero(~np.isfinite(a)).tolist()}")
         return a
 

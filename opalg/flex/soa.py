@@ -38,7 +38,8 @@ from ..algebra import BlockDiagonal, EdgeOperator
 from ..errors import SingularConfigurationError
 from ..riccati import check_passive, split_axes
 from ..soa import DerivedOperators
-from .kinematics import flex_kinematics
+from .dynamics import _inverse
+from .kinematics import _eye, _zeros, flex_kinematics
 
 __all__ = ["FlexOperators", "operators"]
 
@@ -66,7 +67,7 @@ class FlexOperators(DerivedOperators):
 
     def _edge(self, blocks, cols, name):
         fm = self.model
-        blocks = [np.zeros((self._nodes[k], cols[k])) if b is None else b for k, b in enumerate(blocks)]
+        blocks = [_zeros((self._nodes[k], cols[k]), self.kin.dtype) if b is None else b for k, b in enumerate(blocks)]
         return EdgeOperator(blocks, fm.parents, fm.order, self._nodes, cols, name)
 
     def _rows(self, axes, name):
@@ -113,22 +114,30 @@ class FlexOperators(DerivedOperators):
         P = [Mk.copy() for Mk in kin.Mcal]
         Pp, D, G, tau = [None] * n, [None] * n, [None] * n, [None] * n
         Hp = self.H_p.blocks
+        sym = kin.dtype is object          # sympy entries: D(k)⁻¹ by adjugate, no pivot test
+        Dinv = [None] * n
         for k in reversed(fm.order):
             U = P[k] @ Hp[k].T
             D[k] = Hp[k] @ U
-            try:
-                np.linalg.cholesky(D[k]) if D[k].size else None   # the pivot of body k must be SPD
-            except np.linalg.LinAlgError:
-                raise SingularConfigurationError(
-                    f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
-            G[k] = np.linalg.solve(D[k], U.T).T if D[k].size else U      # U is d_k × 0 then: G = 0
-            tau[k] = np.eye(self._nodes[k]) - G[k] @ Hp[k]
+            if sym:
+                Dinv[k] = _inverse(D[k]) if D[k].size else D[k]
+                G[k] = U @ Dinv[k]
+            else:
+                try:
+                    np.linalg.cholesky(D[k]) if D[k].size else None   # the pivot of body k must be SPD
+                except np.linalg.LinAlgError:
+                    raise SingularConfigurationError(
+                        f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
+                G[k] = np.linalg.solve(D[k], U.T).T if D[k].size else U  # U is d_k × 0 then: G = 0
+            tau[k] = _eye(self._nodes[k], kin.dtype) - G[k] @ Hp[k]
             Pp[k] = tau[k] @ P[k]
-            Pp[k] = (Pp[k] + Pp[k].T) / 2                                 # symmetric by E11; keep it so
+            if not sym:
+                Pp[k] = (Pp[k] + Pp[k].T) / 2                             # symmetric by E11; keep it so
             p = fm.parents[k]
             if p >= 0:
                 P[p] = P[p] + kin.Phi_star[k].T @ Pp[k] @ kin.Phi_star[k]
-        Dinv = [np.linalg.inv(d) if d.size else d for d in D]
+        if not sym:
+            Dinv = [np.linalg.inv(d) if d.size else d for d in D]
         return {"P": P, "P_plus": Pp, "D": D, "Dinv": Dinv, "G": G, "tau_bar": tau}
 
     def _factor(self, name: str):
