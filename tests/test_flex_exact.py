@@ -209,3 +209,18 @@ def test_bad_symbolic_entries():
     with pytest.raises(ModelError, match="symmetric"):
         flex.FlexBody(hub, [[1.0, 0, 0]], [node], Phi=Phi, K=[[a, b], [a, a]])
     assert flex.FlexBody(hub, [[1.0, 0, 0]], [node], Phi=Phi, K=[[a, b], [b, a]]).symbolic
+
+
+def test_operators_symbolic_state(lagrangian):
+    """[K7] flex.operators with a sympy state: E8's ℳ⁻¹ (adjugate pivots, unsimplified) and E6's
+    L D L*, evaluated at a point, against the 40-digit Lagrangian ℳ_L (bound 1e-13: the double
+    constants of the numeric body)."""
+    M_sym, _, syms, s = lagrangian
+    fm = _flex_model(PAR)
+    ops = flex.operators(fm, list(syms[:2]))
+    x = np.array([0.3, -0.7])
+    at = dict(zip(syms[:2], x))
+    M_ref = _at(M_sym, syms, s, x, [0.0, 0.0]).astype(float)
+    num = lambda A: np.array(sp.Matrix(A).evalf(30, subs=at).tolist(), dtype=float)   # noqa: E731
+    assert_close(num(ops.mass_matrix_inv.dense()) @ M_ref, np.eye(2), 1e-13, "E8 ℳ⁻¹ℳ_L")
+    assert_close(num((ops.L @ ops.D @ ops.L.T).dense()), M_ref, 1e-13, "E6 L D L*")
