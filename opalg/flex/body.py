@@ -90,6 +90,10 @@ class FlexBody:
         Modal stiffness and damping (symmetric positive semidefinite); D defaults to 0.
     name : str, optional
 
+    Every datum may hold sympy expressions (object arrays; K and D are then checked for
+    structural symmetry only, definiteness cannot be decided); strings are refused, never
+    evaluated.
+
     Attributes
     ----------
     m : int

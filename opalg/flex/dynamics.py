@@ -9,6 +9,9 @@ Equations of motion, with β = ẋ = [η̇_k; θ̇_k]_k (:mod:`opalg.flex.model`
 are the rigid ones (C2, E5, E9, G1) with rectangular Φ blocks, (m_k + n_k)-row ℋ(k),
 (m_k + 6)-square 𝓜(k), P(k), and the a(k), b(k) of :mod:`opalg.flex.kinematics`.
 
+Entries may be sympy expressions (state and body data): the arithmetic then runs on object
+arrays through :mod:`opalg._backend`, unsimplified, and the pivots D(k) are inverted by adjugate.
+
 One state per call (x, v, … of shape (ndof,)): the enlarged-node kinematics are written for a
 single state, so the batching of :func:`opalg.kinematics.chunked`, which feeds chunks of states
 to a recursion vectorized over a leading batch axis, does not apply; loop over states instead.
@@ -59,7 +62,8 @@ def crba(fm, x) -> np.ndarray:
     ----------
     fm : FlexModel
     x : array_like (ndof,)
-        Coordinates (real, or complex for complex-step differentiation).
+        Coordinates: real, complex (complex-step differentiation) or sympy expressions (then
+        an unsimplified object array; strings are refused, never evaluated).
 
     Returns
     -------
@@ -73,6 +77,10 @@ def crba(fm, x) -> np.ndarray:
     >>> M = crba(fm, np.zeros(fm.ndof))
     >>> bool(np.allclose(M, M.T)), bool(np.all(np.linalg.eigvalsh(M) > 0))
     (True, True)
+    >>> import sympy as sp
+    >>> Ms = crba(fm, sp.symbols("x0:6"))                 # sympy entries: an object array
+    >>> bool(np.allclose(np.array(sp.Matrix(Ms).subs({s: 0 for s in sp.symbols("x0:6")}), float), M))
+    True
     """
     x = fm.check_state(x, "x")
     kin = flex_kinematics(fm, x)
