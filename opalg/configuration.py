@@ -30,7 +30,7 @@ def neutral(model: Model) -> np.ndarray:
     Examples
     --------
     >>> import opalg
-    >>> m = opalg.random_model(2, seed=0, floating=True)
+    >>> m = opalg.random_model(2, seed=0, joints="revolute", floating=True)
     >>> opalg.neutral(m)[:7].tolist(), m.nq, m.nv
     ([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], 8, 7)
     """

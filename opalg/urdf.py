@@ -261,7 +261,7 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=(), floating: bool = Fal
             raise URDFError(f"joint {name!r} is defined twice")
         where = f"joint {name!r}"
         if kind == "floating":
-            raise URDFError(f"{where}: a 'floating' joint below the root is not supported (opalg "
+            raise URDFError(f"{where}: unsupported joint type 'floating' below the root link (opalg "
                             "models revolute, continuous, prismatic and fixed joints; "
                             "from_urdf(..., floating=True) puts the root link on a free joint)")
         if kind in _UNSUPPORTED:

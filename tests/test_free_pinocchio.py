@@ -91,5 +91,5 @@ def test_urdf_floating_joint_below_root_refused():
     xml = """<robot name="r"><link name="a"/><link name="b"><inertial><mass value="1"/>
       <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
       <joint name="j" type="floating"><parent link="a"/><child link="b"/></joint></robot>"""
-    with pytest.raises(URDFError, match=r"joint 'j': a 'floating' joint below the root is not supported"):
+    with pytest.raises(URDFError, match=r"joint 'j': unsupported joint type 'floating' below the root link.*floating=True"):
         opalg.from_urdf(xml, floating=True)
