@@ -238,3 +238,23 @@ def test_relabeled_floating_tree():
     assert_close(opalg.crba(r, q[qi]), opalg.crba(m, q)[np.ix_(vi, vi)], 1e-12, "relabelled ℳ")
     tau = opalg.rnea(m, q, v, a)
     assert_close(opalg.aba(r, q[qi], v[vi], tau[vi]), a[vi], 1e-10, "relabelled aba")
+
+
+def test_to_urdf_refuses_a_free_joint():
+    from opalg.errors import ModelError
+    with pytest.raises(ModelError, match=r"body 0 \(body0\): joint 'joint0' is a free joint"):
+        opalg.urdf.to_urdf(floating("chain", 0, 2))
+
+
+def test_urdf_floating_root_round_trip():
+    """from_urdf(floating=True) of a written fixed-base model = that model under a free root body."""
+    fixed = opalg.random_model(4, "tree", seed=6, joints="single")
+    m = opalg.from_urdf(opalg.urdf.to_urdf(fixed), floating=True)
+    assert m.joint_names[0] == "root_joint" and m.nq == fixed.nq + 7 and m.nv == fixed.nv + 6
+    assert float(m.inertias[0].mass) == 0          # the written base link is massless
+    qf = np.linspace(-1, 1, fixed.nq)
+    i = fixed.joint_dofs(m.joint_names[1:])        # m's joint order (depth-first) in fixed
+    q = np.concatenate([opalg.neutral(m)[:7], qf[i]])
+    # with the base held (v_root = 0, a_root = 0), the joint block of ℳ is the fixed-base ℳ
+    M = opalg.crba(m, q)
+    assert_close(M[6:, 6:], opalg.crba(fixed, qf)[np.ix_(i, i)], 1e-12, "joint block of the floating ℳ")
