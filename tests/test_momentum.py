@@ -101,11 +101,11 @@ def test_momentum_conserved_in_free_flight(kind, seed, n):
     sol = solve_ivp(f, (0.0, 0.6), np.concatenate([q0, v0]), rtol=1e-11, atol=1e-12, t_eval=[0.3, 0.6])
     assert sol.success
     h0 = spatial_momentum(m, q0, v0)
-    E0 = 0.5 * v0 @ opalg.crba(m, q0) @ v0
+    energy0 = 0.5 * v0 @ opalg.crba(m, q0) @ v0
     moved = 0.0
     for x in sol.y.T:
         q, v = unit(x[:m.nq]), x[m.nq:]
         moved = max(moved, float(np.linalg.norm(v - v0)))
         assert_close(spatial_momentum(m, q, v), h0, 1e-8, "momentum conservation")
-        assert_close(0.5 * v @ opalg.crba(m, q) @ v, E0, 1e-8, "kinetic energy")
+        assert_close(0.5 * v @ opalg.crba(m, q) @ v, energy0, 1e-8, "kinetic energy")
     assert moved > 1e-2   # the system did move (the check is not vacuous)
