@@ -25,8 +25,10 @@ For a 1-dof joint the whole ^kX_℘(q) = X_J(q) X_T is a constant combination
 q sin, q cos): :class:`TreeTransform`, the hot path of the batched recursions.
 
 The primitive kinds themselves (their s, transform and fast-path coefficients) live
-in :mod:`opalg.axes`: adding a kind touches that module only.  This module imports
-only ``axes``, ``spatial``, ``_backend`` and ``errors``.
+in :mod:`opalg.axes`: adding a kind touches that module only.  The free joint
+(:class:`FreeJoint`, docs/REFERENCE.md K8) is not a sequence of axes: 7 configuration
+coordinates (a quaternion) for 6 velocities, S = I₆ and c_J = 0.  This module imports
+only ``axes``, ``quaternion``, ``spatial``, ``_backend``, ``opcount`` and ``errors``.
 """
 
 from __future__ import annotations
