@@ -258,3 +258,21 @@ def test_urdf_floating_root_round_trip():
     # with the base held (v_root = 0, a_root = 0), the joint block of ℳ is the fixed-base ℳ
     M = opalg.crba(m, q)
     assert_close(M[6:, 6:], opalg.crba(fixed, qf)[np.ix_(i, i)], 1e-12, "joint block of the floating ℳ")
+
+
+@pytest.mark.parametrize("kind, seed, n", CASES[:3])
+def test_hybrid_free_base_reaction(kind, seed, n):
+    """A passive free base (no force on it) and prescribed joint accelerations: the base's
+    reaction from hybrid() equals the dense solve ℳ_bb a_b = −ℳ_ba a_a − bias_b (G1 on a floating tree)."""
+    m = floating(kind, seed, n)
+    q, v, a = state(m, seed + 80)
+    passive = np.zeros(m.nv, bool)
+    passive[m.dof_slice[0]] = True
+    tau_in = np.zeros(m.nv)
+    qdd, tau = opalg.hybrid(m, q, v, tau_in, a, passive)
+    M, b = opalg.crba(m, q), opalg.bias(m, q, v)
+    p, act = passive, ~passive
+    a_base = np.linalg.solve(M[np.ix_(p, p)], -M[np.ix_(p, act)] @ a[act] - b[p])
+    assert_close(qdd[p], a_base, 1e-10, "base reaction")
+    # the torques returned, with zero force on the base, are those that produce qdd (rows of ℳ qdd + bias)
+    assert_close(tau, M @ qdd + b, 1e-12, "joint torques", scale=np.linalg.norm(M) * np.linalg.norm(qdd))
