@@ -2,7 +2,7 @@
 root, q = [p; x, y, z, w] in both, v = [ω; v] (opalg) against [v; ω] (Pinocchio), both in
 the body frame — converted by the twin's index maps (opalg.pinocchio_bridge).
 
-Compared at random states: ℳ, RNEA, bias, ABA, ℳ⁻¹ (compare_dynamics of the fixed-base
+Compared at random states (random floating trees, Solo12, Talos): ℳ, RNEA, bias, ABA, ℳ⁻¹ (compare_dynamics of the fixed-base
 oracle test, with its tolerances: 1e-11 for the identities, 1e-12·cond(ℳ) for solves), body
 Jacobians in the LOCAL frame, and integrate/difference against pin.integrate/difference.
 """
@@ -66,25 +66,31 @@ def test_integrate_difference_match_pinocchio():
 
 
 @functools.lru_cache(maxsize=None)
-def _solo():
-    path = robot_urdf_path("solo12.urdf")
+def _floating_robot(filename):
+    path = robot_urdf_path(filename)
     model = opalg.from_urdf(path, floating=True)
     with open(path, encoding="utf-8") as fh:
         tw = twin_from_urdf(model, fh.read(), floating=True)
     return model, tw
 
 
-def test_solo12_floating():
-    """Solo12 on a free-flyer root: dynamics and the feet's LOCAL Jacobians at random states."""
-    model, tw = _solo()
+# (file, (nq, nv) with the free flyer, links whose LOCAL Jacobians are compared)
+ROBOTS = {"solo12": ("solo12.urdf", (19, 18), ("FL_FOOT", "HR_FOOT")),
+          "talos": ("talos_reduced.urdf", (39, 38), ("left_sole_link", "gripper_right_base_link"))}
+
+
+@pytest.mark.parametrize("name", list(ROBOTS))
+def test_robot_floating(name):
+    """Solo12 and Talos on a free-flyer root: dynamics and LOCAL link Jacobians at random states."""
+    filename, sizes, links = ROBOTS[name]
+    model, tw = _floating_robot(filename)
     assert model.joint_names[0] == "root_joint" and model.free_bodies == (0,)
-    assert (model.nq, model.nv) == (tw.model.nq, tw.model.nv) == (19, 18)
-    feet = [tw.model.getFrameId(ln) for ln in ("FL_FOOT", "HR_FOOT")]
-    for i, (q, v, a) in enumerate(_states(model, 17, 4)):
-        compare_dynamics("solo12 floating", model, tw, q, v, a, gravity=True, tau_seed=i)
-        for ln, fid in zip(("FL_FOOT", "HR_FOOT"), feet):
-            assert_close(opalg.frame_jacobian(model, q, model.link_frames[ln]), _pin_jac_local(tw, tw.data, q, fid),
-                         RTOL_ID, f"solo12 {ln} Jacobian")
+    assert (model.nq, model.nv) == (tw.model.nq, tw.model.nv) == sizes
+    for i, (q, v, a) in enumerate(_states(model, 17, 3)):
+        compare_dynamics(f"{name} floating", model, tw, q, v, a, gravity=True, tau_seed=i)
+        for ln in links:
+            assert_close(opalg.frame_jacobian(model, q, model.link_frames[ln]),
+                         _pin_jac_local(tw, tw.data, q, tw.model.getFrameId(ln)), RTOL_ID, f"{name} {ln} Jacobian")
 
 
 def test_urdf_floating_joint_below_root_refused():
