@@ -33,6 +33,9 @@ from .tree_sparse import TreeSparse
 from .errors import (InfeasibleDirections, ModelError, OpalgError, SingularConfigurationError, StateError,
                      URDFError)
 from .kinematics import body_poses
+from .configuration import difference, integrate, neutral
+from . import momentum  # noqa: F401
+from .joints import FreeJoint
 from .model import Inertia, Joint, Model
 from .soa import SpatialOperators, operators
 from .urdf import from_urdf
@@ -45,7 +48,7 @@ __all__ = [
     "lambda_inv", "minv", "minv_diag", "operators", "planar_arm", "random_model", "rnea",
     "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",
     "InfeasibleDirections", "hybrid", "reduced_inertia", "mass_matrix_diag", "TreeSparse", "ltdl",
-    "ltdl_solve", "LTDL",
+    "ltdl_solve", "LTDL", "FreeJoint", "integrate", "difference", "neutral",
 ]
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from . import _backend as bk
+from .joints import FreeJoint
 from .model import Inertia, Joint, Model
 
 
@@ -140,7 +141,7 @@ def _random_joint_any(rng: np.random.Generator, k: int) -> Joint:
 
 
 def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixed",
-                 n_roots: int = 1, gravity=(0.0, 0.0, -9.81)) -> Model:
+                 n_roots: int = 1, gravity=(0.0, 0.0, -9.81), floating: bool = False) -> Model:
     """A valid random model for tests, notebooks and benchmarks.
 
     Parameters
@@ -158,6 +159,10 @@ def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixe
         (pitch U(-0.2, 0.2) m/rad), spherical and 2–3 axis sequences of R/P/H.
     n_roots : int
         Number of bodies attached to the inertial frame (trees only; a forest if > 1).
+    floating : bool
+        Put every root on a :class:`opalg.joints.FreeJoint` (a free-floating base:
+        nq = nv + 1 per root, docs/REFERENCE.md K8).  The other bodies are drawn
+        exactly as without it.
 
     Examples
     --------
@@ -186,4 +191,6 @@ def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixe
           for k in range(n)]
     places = [(random_rotation(rng), rng.uniform(-0.5, 0.5, size=3)) for _ in range(n)]
     inert = [random_inertia(rng) for _ in range(n)]
+    if floating:
+        js = [FreeJoint(f"joint{k}") if parents[k] == -1 else j for k, j in enumerate(js)]
     return Model(parents, js, places, inert, gravity)

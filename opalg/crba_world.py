@@ -165,7 +165,7 @@ def _groups(model: Model):
         C = np.stack([f.stacked[:, _SEL9].T for _, f, *_ in members])
         r0 = np.stack([m[2] for m in members])[..., None]
         r1 = np.stack([m[3] for m in members])[..., None]
-        out.append((kind, ks, np.array([model.dof_slice[k].start for k in ks]), C, r0, r1))
+        out.append((kind, ks, np.array([model.q_slice[k].start for k in ks]), C, r0, r1))
     return out, others
 
 
@@ -196,7 +196,7 @@ def _state_last(model: Model, q):
         return T, P.S_const
     S = [None] * n
     for k in P.others:
-        X, Sk = up_transform(model, k, q[:, model.dof_slice[k]])
+        X, Sk = up_transform(model, k, q[:, model.q_slice[k]])
         X = np.broadcast_to(X, (b, 6, 6))
         T[k, :3, :3] = X[:, :3, :3].transpose(2, 1, 0)
         T[k, :3, 3] = _origin(X).T
@@ -343,7 +343,7 @@ def mass_matrix(model: Model, q, entries=None) -> np.ndarray:
     >>> bool(np.allclose(mass_matrix(m, q), opalg.crba(m, q, frame="body")))
     True
     """
-    b, N = q.shape
+    b, N = q.shape[0], model.ndof      # q is (b, nq): nq > N with free joints
     dtype = np.result_type(q, float)
     out = np.empty((b, N, N) if entries is None else (b, len(entries[0])), dtype)
     step = b if opcount._ACTIVE else SUBCHUNK

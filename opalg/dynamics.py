@@ -222,7 +222,7 @@ def crba(model: Model, q, layout: str = "dense", frame: str = "world"):
 
 def _crba(model: Model, q, frame: str, entries):
     """ℳ dense (entries None) or its stored entries ℳ(rows, cols) (entries = (rows, cols))."""
-    batch, N = q.shape[:-1], model.ndof
+    batch, N = q.shape[:-1], model.nq
     q = q.reshape(-1, N)       # one flat batch axis: the state-last arrays of crba_world need it
     if frame == "world" and q.dtype != object and crba_world.plan(model).numeric:
         out = crba_world.mass_matrix(model, q, entries)

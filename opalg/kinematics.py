@@ -30,11 +30,17 @@ from . import opcount
 from .errors import StateError
 from .joints import TreeTransform, joint_transform, joint_velocity
 from .model import Model
+from .quaternion import UNIT_TOL
 from .spatial import cross_force, cross_motion
 
 
-def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarray:
+def check_state(model: Model, x, name: str, last: int | None = None,
+                config: bool | None = None) -> np.ndarray:
     """Validate a joint-space array of shape (..., N) and return it as an array.
+
+    A configuration (``config=True``; by default the argument named ``"q"``) has
+    shape (..., nq) instead, and the quaternion of every free joint in it must be
+    of unit norm to :data:`opalg.quaternion.UNIT_TOL` (docs/REFERENCE.md K8).
 
     Entries must be numbers or sympy expressions (a string is refused, never
     evaluated) and finite (nan, inf and sympy's nan, zoo, ±oo are refused, in
@@ -47,16 +53,40 @@ def check_state(model: Model, x, name: str, last: int | None = None) -> np.ndarr
         Naming the argument, its shape and the expected trailing size, or the
         index of the first non-numeric or non-finite entry.
     """
-    size = model.ndof if last is None else last
+    config = (name == "q" and last is None) if config is None else config
+    size = (model.nq if config else model.ndof) if last is None else last
     a = _read(x, name)
     if a.ndim == 0 or a.shape[-1] != size:
-        raise StateError(
-            f"{name} has shape {a.shape}, expected (..., {size}) for a model with N={model.ndof} dof"
-        )
+        what = f"nq={model.nq} configuration coordinates" if config and model.nq != model.ndof \
+            else f"N={model.ndof} dof"
+        raise StateError(f"{name} has shape {a.shape}, expected (..., {size}) for a model with {what}")
     a, bad = _double(a)
     if bad is not None:
         raise StateError(f"{name} has a non-finite entry at index {bad[0]} ({bad[1]})")
+    if config:
+        _check_quaternions(model, a, name)
     return a
+
+
+def _check_quaternions(model: Model, q: np.ndarray, name: str) -> None:
+    """StateError naming the body if a free joint's quaternion is not unit (K8).
+
+    The real part is checked: a complex-step perturbation of a unit quaternion
+    changes its norm only at second order in the step."""
+    if q.dtype == object:   # sympy: nothing numeric to check
+        return
+    for k in model.free_bodies:
+        sl = model.q_slice[k]
+        quat = q[..., sl.start + 3:sl.stop].real
+        err = np.abs(np.sqrt(np.sum(quat * quat, -1)) - 1)
+        if np.any(err > UNIT_TOL):
+            idx = np.unravel_index(int(np.argmax(err)), err.shape) if err.ndim else ()
+            raise StateError(
+                f"{name}: the quaternion (x, y, z, w) of free joint {model.joint_names[k]!r} (body {k}, "
+                f"{model.names[k]}), {name}[{sl.start + 3}:{sl.stop}] = {quat[idx].tolist()}, has norm "
+                f"{float(np.sqrt(np.sum(quat[idx] ** 2))):.9g}; "
+                f"a free joint needs a unit quaternion (to {UNIT_TOL:g}): advance q with "
+                "opalg.integrate, not q + v*dt")
 
 
 def _read(x, name: str) -> np.ndarray:
@@ -265,7 +295,7 @@ def _body_kinematics(model: Model, q, qd, gravity: bool) -> Kinematics:
     n = model.n
     Xup, S = [None] * n, [None] * n
     for k in range(n):
-        Xup[k], S[k] = up_transform(model, k, q[..., model.dof_slice[k]])
+        Xup[k], S[k] = up_transform(model, k, q[..., model.q_slice[k]])
     kin = Kinematics(Xup, S, batch=batch)
     if qd is None:
         return kin
@@ -276,7 +306,10 @@ def _body_kinematics(model: Model, q, qd, gravity: bool) -> Kinematics:
         a0 = a0 + np.concatenate([bk.zeros((3,), model.gravity), -model.gravity])
     for k in model.order:
         p = model.parents[k]
-        vJ, cJ = joint_velocity(S[k], qd[..., model.dof_slice[k]])
+        if model.joints[k].free:   # S = I₆ is constant in the body frame: c_J = 0 (K8)
+            vJ, cJ = qd[..., model.dof_slice[k]], 0
+        else:
+            vJ, cJ = joint_velocity(S[k], qd[..., model.dof_slice[k]])
         if p == -1:
             V[k] = np.broadcast_to(vJ, batch + (6,))
             a[k] = cross_motion(V[k], vJ) + cJ + bk.mv(Xup[k], a0)

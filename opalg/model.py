@@ -105,9 +105,17 @@ class Model:
     n : int
         Number of bodies.
     ndof : int
-        Total number of degrees of freedom N = sum n_k.
+        Total number of degrees of freedom N = sum n_k: the size of every velocity,
+        acceleration and generalized force (also :attr:`nv`).
+    nq : int
+        Size of the configuration q: N plus one per free joint (its quaternion;
+        docs/REFERENCE.md K8).  ``nq == ndof`` for a model without free joints.
     dof_slice : tuple of slice
-        Where the coordinates of body ``k`` sit in q.
+        Where the velocity coordinates of body ``k`` sit in v (= q̇ without free joints).
+    q_slice : tuple of slice
+        Where the configuration coordinates of body ``k`` sit in q.
+    free_bodies : tuple of int
+        The bodies on a :class:`opalg.joints.FreeJoint`.
     order : tuple of int
         Bodies in topological (base-to-tip, "outward") order.
     children : tuple of tuple of int
@@ -196,6 +204,11 @@ class Model:
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         self.dof_slice = tuple(slice(int(offs[k]), int(offs[k + 1])) for k in range(n))
         self.ndof = int(offs[-1])
+        # Configuration coordinates: a free joint has one more (its quaternion) than dofs.
+        qoffs = np.concatenate([[0], np.cumsum([j.nq for j in self.joints])]).astype(int)
+        self.q_slice = tuple(slice(int(qoffs[k]), int(qoffs[k + 1])) for k in range(n))
+        self.nq = int(qoffs[-1])
+        self.free_bodies = tuple(k for k, j in enumerate(self.joints) if j.free)
         self.n = n
         # Constant per-body data, computed once: Featherstone tree transform X_T
         # (parent -> joint frame) and the spatial inertia about the body origin
@@ -227,6 +240,11 @@ class Model:
 
         Computed once (the joints never change): recursions name joints in messages."""
         return tuple(j.name or f"joint{k}" for k, j in enumerate(self.joints))
+
+    @property
+    def nv(self) -> int:
+        """Size of a velocity (= :attr:`ndof`; docs/REFERENCE.md K8)."""
+        return self.ndof
 
     def joint_dofs(self, joint_names: Sequence[str]) -> np.ndarray:
         """Indices into q of the named joints' coordinates, in the given order.
@@ -261,6 +279,12 @@ class Model:
         """Index array ``idx`` with ``q_new = q_old[idx]`` for :meth:`relabeled` (perm)."""
         return np.concatenate([np.arange(self.dof_slice[o].start, self.dof_slice[o].stop) for o in perm])
 
+    def config_permutation(self, perm: Sequence[int]) -> np.ndarray:
+        """Index array ``idx`` with ``q_new = q_old[idx]`` for configurations (size nq) under
+        :meth:`relabeled` (perm); :meth:`dof_permutation` maps velocities."""
+        return np.concatenate([np.arange(self.q_slice[o].start, self.q_slice[o].stop) for o in perm])
+
     def __repr__(self) -> str:
         kind = "chain" if all(len(c) <= 1 for c in self.children) and self.parents.count(-1) == 1 else "tree"
-        return f"<opalg.Model: {self.n} bodies, N={self.ndof} dof, {kind}, parents={list(self.parents)}>"
+        nq = f", nq={self.nq}" if self.nq != self.ndof else ""
+        return f"<opalg.Model: {self.n} bodies, N={self.ndof} dof{nq}, {kind}, parents={list(self.parents)}>"

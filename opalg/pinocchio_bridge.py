@@ -12,6 +12,10 @@ here, at the edge, never inside opalg:
 * gravity is on by default, ``(0, 0, -9.81)``; here it is set from the model;
 * its helical joint advances ``pitch * q`` along the axis per rotation q, as
   opalg's (checked in tests/test_joints.py).
+* a free joint (:class:`opalg.joints.FreeJoint`) is ``JointModelFreeFlyer``:
+  the same configuration ``[p; x, y, z, w]`` (opalg chose Pinocchio's quaternion
+  order), and the velocity in the body frame, Pinocchio's ``[v; ω]`` against
+  opalg's ``[ω; v]`` — the halves are swapped by ``v_idx`` (docs/REFERENCE.md K9).
 
 :func:`to_pinocchio` goes through URDF (revolute and prismatic axes only);
 :func:`build_pinocchio` builds the Pinocchio model joint by joint and so also
@@ -42,9 +46,10 @@ def _pin():
 class PinocchioTwin:
     """A Pinocchio model of the same mechanism, with the index maps between the two.
 
-    ``v_idx[i]`` is the Pinocchio velocity index of opalg dof ``i``;
-    ``q_idx[i]`` its configuration index and ``continuous[i]`` whether it is
-    stored as (cos, sin).
+    ``v_idx[i]`` is the Pinocchio velocity index of opalg dof ``i`` (N entries);
+    ``q_idx[i]`` the Pinocchio configuration index of opalg configuration
+    coordinate ``i`` and ``continuous[i]`` whether it is stored as (cos, sin)
+    (nq entries: a free joint's 7 coordinates map one to one, K9).
     """
 
     model: object
@@ -54,7 +59,7 @@ class PinocchioTwin:
     continuous: np.ndarray
 
     def q(self, q) -> np.ndarray:
-        """opalg q (N,) -> Pinocchio configuration (nq,)."""
+        """opalg q (nq,) -> Pinocchio configuration (Pinocchio's nq,)."""
         q = np.asarray(q, dtype=float)
         out = np.array(_pin().neutral(self.model), dtype=float)
         c = self.continuous
@@ -84,9 +89,13 @@ def motion_to_opalg(x) -> np.ndarray:
     return np.concatenate([x[3:6], x[0:3]], axis=0)
 
 
-def twin_from_urdf(model: Model, urdf: str, gravity: bool = True) -> PinocchioTwin:
-    """Pinocchio model parsed from ``urdf`` (the same mechanism as ``model``)."""
-    pm = _pin().buildModelFromXML(urdf)
+def twin_from_urdf(model: Model, urdf: str, gravity: bool = True, floating: bool = False) -> PinocchioTwin:
+    """Pinocchio model parsed from ``urdf`` (the same mechanism as ``model``).
+
+    ``floating``: the root on ``JointModelFreeFlyer`` (named ``"root_joint"``, as
+    ``opalg.from_urdf(..., floating=True)`` names it; docs/REFERENCE.md K9)."""
+    pin = _pin()
+    pm = pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromXML(urdf)
     pm.gravity.linear = np.asarray(model.gravity, dtype=float) if gravity else np.zeros(3)
     return twin_from_pin(model, pm)
 
@@ -100,12 +109,20 @@ def twin_from_pin(model: Model, pm) -> PinocchioTwin:
     names = []
     for k, j in enumerate(model.joints):
         jn = j.name or f"joint{k}"
-        names += [jn] if j.ndof == 1 else [f"{jn}_{i}" for i in range(j.ndof)]
+        names += [(jn, j.free)] if j.ndof == 1 or j.free else [(f"{jn}_{i}", False) for i in range(j.ndof)]
     v_idx, q_idx, cont = [], [], []
-    for nm in names:
+    for nm, free in names:
         if not pm.existJointName(nm):
             raise ValueError(f"Pinocchio model has no joint named {nm!r}")
         jm = pm.joints[pm.getJointId(nm)]
+        if free:
+            if jm.shortname() != "JointModelFreeFlyer":
+                raise ValueError(f"opalg's free joint {nm!r} is a {jm.shortname()} in Pinocchio")
+            # opalg [ω; v] <- Pinocchio [v; ω] (both in the body frame); q identical (K9).
+            v_idx += [jm.idx_v + i for i in (3, 4, 5, 0, 1, 2)]
+            q_idx += [jm.idx_q + i for i in range(7)]
+            cont += [False] * 7
+            continue
         v_idx.append(jm.idx_v)
         q_idx.append(jm.idx_q)
         cont.append(jm.nq == 2)
@@ -151,7 +168,8 @@ def build_pinocchio(model: Model, gravity: bool = True) -> PinocchioTwin:
     (R_T, r_T) is the parent-to-joint ``SE3(R_T, r_T)`` of its
     first axis; further axes of a multi-axis joint are joints ``<name>_<i>`` at the
     identity placement, the body's inertia (about its mass centre, in the body
-    frame) is appended to the last one.  Every axis kind is supported, helical too.
+    frame) is appended to the last one.  Every axis kind is supported, helical too,
+    and the free joint (``JointModelFreeFlyer``, docs/REFERENCE.md K9).
 
     Examples
     --------
@@ -181,6 +199,9 @@ def build_pinocchio(model: Model, gravity: bool = True) -> PinocchioTwin:
         joint, (R, r) = model.joints[k], model.placements[k]
         jn = model.joint_names[k]
         parent = last[model.parents[k]]
+        if joint.free:   # the same q = [p; x, y, z, w]; velocity halves swapped by the twin (K9)
+            parent = pm.addJoint(parent, pin.JointModelFreeFlyer(),
+                                 pin.SE3(np.asarray(R, dtype=float), np.asarray(r, dtype=float)), jn)
         for i, (kind, axis, pitch) in enumerate(zip(joint.kinds, joint.axes, joint.pitches)):
             place = pin.SE3(np.asarray(R, dtype=float), np.asarray(r, dtype=float)) if i == 0 \
                 else pin.SE3.Identity()

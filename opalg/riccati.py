@@ -334,9 +334,9 @@ def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: b
     bad = ~(d_i > PIVOT_TOL * D_ii) & finite & np.isfinite(d_i)
     if np.any(bad):
         idx = tuple(int(j) for j in np.argwhere(bad)[0]) if np.ndim(bad) else ()
-        qk = np.asarray(np.broadcast_to(q, kin.batch + q.shape[-1:])[idx])[model.dof_slice[k]]
+        qk = np.asarray(np.broadcast_to(q, kin.batch + q.shape[-1:])[idx])[model.q_slice[k]]
         where = f" at batch index {idx}" if idx else ""
-        sl = model.dof_slice[k]
+        sl = model.q_slice[k]
         raise SingularConfigurationError(
             f"body {k} ({model.names[k]}), joint {model.joint_names[k]}: singular configuration{where}, "
             f"q[{sl.start}:{sl.stop}] = {np.round(qk, 12).tolist()}: its axes are dependent here "

@@ -4,7 +4,10 @@ What is read, and how it maps onto opalg's model (the conversion happens here,
 at the edge; inside opalg everything stays angular-first in body frames):
 
 * the root link (the one link that is no joint's child) is fixed to the inertial
-  frame — a fixed-base robot, as in Pinocchio without a root joint;
+  frame — a fixed-base robot, as in Pinocchio without a root joint; with
+  ``floating=True`` it is body 0 on a free joint named ``"root_joint"``
+  (:class:`opalg.joints.FreeJoint`, as Pinocchio's ``JointModelFreeFlyer`` root;
+  docs/REFERENCE.md K8);
 * ``revolute``, ``continuous`` (both one angle, ``R``) and ``prismatic`` (``P``)
   joints become bodies, in depth-first document order; their axes are
   normalized (URDF semantics) and must be nonzero;
@@ -18,7 +21,7 @@ at the edge; inside opalg everything stays angular-first in body frames):
   the central inertia tensor in the rotated inertial frame;
 * a link without ``<inertial>`` is massless, accepted only where the joint
   above it still moves mass (see :class:`opalg.Model` ``allow_massless``);
-* ``floating`` and ``planar`` joints, cycles, two roots and dangling link
+* ``floating`` (a free joint below the root) and ``planar`` joints, cycles, two roots and dangling link
   names are errors naming the element;
 * ``<mimic>`` is ignored (the mimicking joint stays an independent dof, as in
   Pinocchio's plain URDF parser); visuals, collisions and limits are not read.
@@ -39,6 +42,7 @@ from defusedxml import ElementTree as ET
 from defusedxml.common import DefusedXmlException
 
 from .errors import ModelError, URDFError
+from .joints import FreeJoint
 from .model import Inertia, Joint, Model
 from .spatial import skew, spatial_inertia
 from .urdf_write import matrix_to_rpy, to_urdf  # noqa: F401  (the writer, importable from here)
@@ -194,7 +198,7 @@ def _parse(source) -> "ET.Element":
     return root
 
 
-def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
+def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=(), floating: bool = False) -> Model:
     """Build a :class:`opalg.Model` from a URDF file path or XML string.
 
     Parameters
@@ -207,6 +211,9 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
     locked : sequence of str
         Movable joints to weld at q = 0 (like Pinocchio's ``buildReducedModel``),
         e.g. the two finger joints of the Franka Panda to get its 7-dof arm.
+    floating : bool
+        Put the root link on a free joint ``"root_joint"`` (body 0; q gains its
+        7 coordinates [p; x, y, z, w] and v its 6 [ω; v], docs/REFERENCE.md K8).
 
     Returns
     -------
@@ -253,6 +260,10 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
         if name in joints:
             raise URDFError(f"joint {name!r} is defined twice")
         where = f"joint {name!r}"
+        if kind == "floating":
+            raise URDFError(f"{where}: unsupported joint type 'floating' below the root link (opalg "
+                            "models revolute, continuous, prismatic and fixed joints; "
+                            "from_urdf(..., floating=True) puts the root link on a free joint)")
         if kind in _UNSUPPORTED:
             raise URDFError(f"{where}: unsupported joint type {kind!r} (opalg models revolute, "
                             "continuous, prismatic and fixed joints)")
@@ -287,6 +298,9 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=()) -> Model:
     # Depth-first from the root in document order: parents before children.
     bodies = []  # (name, joint, parent_body, placement (R, r))
     link_frames = {roots[0]: (-1, np.eye(3), np.zeros(3))}
+    if floating:
+        bodies.append((roots[0], FreeJoint("root_joint"), -1, (np.eye(3), np.zeros(3))))
+        link_frames[roots[0]] = (0, np.eye(3), np.zeros(3))
     # A stack of joints, so each subtree is numbered completely before its next sibling
     # (pre-order, siblings in document order — the order Pinocchio's parser uses too).
     stack = list(reversed(kids[roots[0]]))

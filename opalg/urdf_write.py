@@ -61,6 +61,10 @@ def to_urdf(model: Model, name: str | None = None, continuous: bool = False) -> 
     if model.symbolic:
         raise ModelError("to_urdf needs a numeric model (this one has sympy entries)")
     for k, joint in enumerate(model.joints):
+        if joint.free:   # a URDF 'floating' joint has no agreed configuration order: not written
+            raise ModelError(f"to_urdf: body {k} ({model.names[k]}): joint {model.joint_names[k]!r} is a "
+                             "free joint; write the fixed-base part and load it with "
+                             "from_urdf(..., floating=True) instead")
         if "H" in joint.kinds:
             raise ModelError(f"to_urdf: body {k} ({model.names[k]}): joint {model.joint_names[k]!r} has "
                              "a helical axis, and URDF has no helical joint type")
