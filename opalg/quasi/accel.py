@@ -162,8 +162,8 @@ def nu_dot(model: Model, q, qd, tau, f_ext=None, gravity: bool = True, form: str
     kin, art, rates = quasi_state(model, q, qd)
     if form == "kinematic":
         qdd = _aba(model, q, qd, tau, f_ext, gravity)
-        return stack(kinematic_pass(model, kin, rates, qdd), qd)
-    return stack(dynamic_pass(model, kin, rates, tau, f_ext, gravity, gravity_as), qd)
+        return stack(kinematic_pass(model, kin, rates, qdd))
+    return stack(dynamic_pass(model, kin, rates, tau, f_ext, gravity, gravity_as))
 
 
 def _aba(model, q, qd, tau, f_ext, gravity):
@@ -191,4 +191,4 @@ def nu_dot_from_qdd(model: Model, q, qd, qdd) -> np.ndarray:
     True
     """
     kin, _, rates = quasi_state(model, q, qd)
-    return stack(kinematic_pass(model, kin, rates, qdd), qd)
+    return stack(kinematic_pass(model, kin, rates, qdd))

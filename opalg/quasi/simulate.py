@@ -56,11 +56,11 @@ def nu_rhs(model: Model, q, nu, tau, f_ext=None, gravity: bool = True) -> tuple[
     kin = body_kinematics(model, q, validate=False)
     art = articulated(model, q, kin)
     parts, V = qd_pass(model, kin, art, nu)
-    qd = stack(parts, nu)
+    qd = stack(parts)
     _complete(model, kin, qd, V)
     rates = rates_pass(model, kin, art, qd)
     T = tau(qd) if callable(tau) else tau
-    return qd, stack(dynamic_pass(model, kin, rates, T, f_ext, gravity, "body"), nu)
+    return qd, stack(dynamic_pass(model, kin, rates, T, f_ext, gravity, "body"))
 
 
 def _complete(model: Model, kin: Kinematics, qd, V: list) -> None:
@@ -128,7 +128,7 @@ def _qd_of(model: Model, q, v) -> np.ndarray:
     if not len(q):
         return np.zeros_like(v)
     kin = body_kinematics(model, q, validate=False)
-    return stack(qd_pass(model, kin, articulated(model, q, kin), v)[0], v)
+    return stack(qd_pass(model, kin, articulated(model, q, kin), v)[0])
 
 
 def _energy(model: Model, q, v, gravity: bool) -> np.ndarray:

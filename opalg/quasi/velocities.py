@@ -34,7 +34,7 @@ def minus_G_star(art: Articulated, k: int, x: np.ndarray) -> np.ndarray:
 
 def nu_pass(model: Model, kin: Kinematics, art: Articulated, qd) -> tuple[list, list]:
     """Per body ν(k) (..., n_k) and V(k) (..., 6) from θ̇ (J2), outward."""
-    n, V, out = model.n, [None] * model.n, [None] * model.n
+    V, out = [None] * model.n, [None] * model.n
     for k in model.order:
         p, qdk = model.parents[k], qd[..., model.dof_slice[k]]
         vJ = bk.mv(kin.S[k], qdk)
@@ -61,7 +61,7 @@ def qd_pass(model: Model, kin: Kinematics, art: Articulated, nu) -> tuple[list, 
     return out, V
 
 
-def stack(parts: list, like) -> np.ndarray:
+def stack(parts: list) -> np.ndarray:
     """Per-body (..., n_k) blocks in label order as one (..., N) array."""
     batch = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
     return np.concatenate([np.broadcast_to(p, batch + p.shape[-1:]) for p in parts], -1)
@@ -98,7 +98,7 @@ def nu(model: Model, q, qd) -> np.ndarray:
     """
     kin = body_kinematics(model, q, validate=False)
     art = articulated(model, q, kin)
-    return stack(nu_pass(model, kin, art, qd)[0], qd)
+    return stack(nu_pass(model, kin, art, qd)[0])
 
 
 @chunked(2)
@@ -129,4 +129,4 @@ def qd_from_nu(model: Model, q, nu) -> np.ndarray:
     """
     kin = body_kinematics(model, q, validate=False)
     art = articulated(model, q, kin)
-    return stack(qd_pass(model, kin, art, nu)[0], nu)
+    return stack(qd_pass(model, kin, art, nu)[0])
