@@ -25,7 +25,7 @@ import numpy as np
 from . import _backend as bk
 from . import opcount
 from .joints import TreeTransform
-from .kinematics import up_transform
+from .kinematics import _split_transform, up_transform
 from .model import Model
 
 
@@ -152,7 +152,7 @@ def _groups(model: Model):
             fast = model._up_cache[k] = TreeTransform(joint, *model.placements[k])
         if fast.stacked is None:
             return None, None
-        rs = [_origin(fast(np.array(t))) for t in (0.0, 1.0, -0.7, 2.3)]
+        rs = [_split_transform(fast(np.array(t)))[1] for t in (0.0, 1.0, -0.7, 2.3)]
         r0, r1 = rs[0], rs[1] - rs[0]
         if not all(np.allclose(r0 + t * r1, rt, rtol=1e-12, atol=1e-12 * (1 + np.abs(r0).max()))
                    for t, rt in ((-0.7, rs[2]), (2.3, rs[3]))):
@@ -167,12 +167,6 @@ def _groups(model: Model):
         r1 = np.stack([m[3] for m in members])[..., None]
         out.append((kind, ks, np.array([model.q_slice[k].start for k in ks]), C, r0, r1))
     return out, others
-
-
-def _origin(X):
-    """r of X = [[E, 0], [−E r̃, E]] (…, 6, 6): r̃ = −Eᵀ(−E r̃), entries (r̃₂₁, r̃₀₂, r̃₁₀)."""
-    rx = -(bk.mT(X[..., :3, :3]) @ X[..., 3:, :3])
-    return np.stack([rx[..., 2, 1], rx[..., 0, 2], rx[..., 1, 0]], -1)
 
 
 def _state_last(model: Model, q):
@@ -199,7 +193,7 @@ def _state_last(model: Model, q):
         X, Sk = up_transform(model, k, q[:, model.q_slice[k]])
         X = np.broadcast_to(X, (b, 6, 6))
         T[k, :3, :3] = X[:, :3, :3].transpose(2, 1, 0)
-        T[k, :3, 3] = _origin(X).T
+        T[k, :3, 3] = _split_transform(X)[1].T
         S[k] = np.broadcast_to(Sk, (b,) + Sk.shape[-2:]).transpose(2, 1, 0)
     for k in range(n):
         if S[k] is None:
