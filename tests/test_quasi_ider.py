@@ -66,3 +66,6 @@ def test_bad_input():
         quasi.schur_in_nu(m, z, np.zeros(m.ndof), np.zeros((1, m.ndof)))
     with pytest.raises(StateError, match="single real state"):
         quasi.schur_in_nu(m, np.zeros((2, m.ndof)), np.zeros((1, m.ndof)), np.zeros((1, m.ndof)))
+    for bad in ([["a"] * m.ndof], [[0.0] * m.ndof, [0.0]], [[np.nan] * m.ndof], np.zeros((1, 2))):
+        with pytest.raises(StateError, match="B"):           # never a bare numpy ValueError
+            quasi.schur_in_nu(m, z, bad, np.zeros((1, m.ndof)))

@@ -76,11 +76,11 @@ def innovations_of(model: Model, art: Articulated, F: np.ndarray) -> tuple[list,
 
 
 def _rows(model: Model, X, name: str) -> np.ndarray:
-    X = np.asarray(X, dtype=float) if not isinstance(X, np.ndarray) else X
-    if X.ndim != 2 or X.shape[1] != model.ndof:
-        raise StateError(f"{name} has shape {np.shape(X)}, expected (c, {model.ndof}): one row per "
-                         "constraint, one column per dof")
-    return check_state(model, X, name)
+    X = check_state(model, X, name)     # reads it (strings, ragged rows, nan refused), last axis N
+    if X.ndim != 2 or X.dtype.kind != "f":
+        raise StateError(f"{name} has shape {X.shape} and dtype {X.dtype}, expected real (c, {model.ndof}): "
+                         "one row per constraint, one column per dof")
+    return X
 
 
 def schur_in_nu(model: Model, q, B, Z) -> NuConstraints:
