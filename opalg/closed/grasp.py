@@ -19,6 +19,7 @@ from ..kinematics import body_kinematics, _split_transform
 from ..model import Inertia, Model, is_rotation
 from ..operational import _frame_X, frame_jacobian
 from ..spatial import motion_transform, spatial_inertia
+from .closure import rotation_log
 
 
 @dataclass(frozen=True)
@@ -139,28 +140,6 @@ def pose_of(X_e0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.swapaxes(E, -1, -2), r
 
 
-def rotvec(R: np.ndarray) -> np.ndarray:
-    r"""The rotation vector θu of R = exp(θ ũ), for θ < π (batched over leading axes).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.spatial import rotation_about
-    >>> from opalg.closed.grasp import rotvec
-    >>> np.round(rotvec(rotation_about([0, 0, 1.0], 0.3)), 12) + 0.0
-    array([0. , 0. , 0.3])
-    """
-    R = np.asarray(R, float)
-    w = 0.5 * np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0],
-                        R[..., 1, 0] - R[..., 0, 1]], -1)          # sin θ · u
-    s = np.linalg.norm(w, axis=-1)
-    c = 0.5 * (np.trace(R, axis1=-2, axis2=-1) - 1.0)
-    th = np.arctan2(s, c)
-    # θ / sin θ → 1 as θ → 0 (series to O(θ⁴), exact in double below 1e-4)
-    scale = np.where(s > 1e-4, th / np.where(s > 1e-4, s, 1.0), 1.0 + th * th / 6.0)
-    return w * scale[..., None]
-
-
 def pose_error(X_a0: np.ndarray, X_b0: np.ndarray) -> np.ndarray:
     r"""[rotation vector of R_aᵀR_b; R_aᵀ(p_b − p_a)]: frame b relative to frame a, in a's coordinates.
 
@@ -180,7 +159,7 @@ def pose_error(X_a0: np.ndarray, X_b0: np.ndarray) -> np.ndarray:
     Rb, pb = pose_of(X_b0)
     dR = np.swapaxes(Ra, -1, -2) @ Rb
     dp = np.einsum("...ji,...j->...i", Ra, pb - pa)
-    return np.concatenate([rotvec(dR), dp], -1)
+    return np.concatenate([rotation_log(dR), dp], -1)
 
 
 def frame_drift(model: Model, q, qd, frame) -> np.ndarray:
