@@ -169,16 +169,3 @@ def omega_frames(model: Model, art, specs) -> np.ndarray:
             if s != r:
                 out[..., 6 * s:6 * s + 6, 6 * r:6 * r + 6] = bk.mT(blk)
     return out
-
-    m = len(specs)
-    out = bk.zeros(kin.batch + (6 * m, 6 * m), *art.P)
-    for r, (kr, Xr) in enumerate(specs):
-        anc_r = ancestors(kr)
-        for s, (ks, Xs) in enumerate(specs):
-            common = [a for a in ancestors(ks) if a in anc_r]
-            if not common:
-                continue
-            c = common[0]
-            blk = Xr @ bk.mT(path_to(c, kr)) @ Y[c] @ path_to(c, ks) @ bk.mT(Xs)
-            out[..., 6 * r:6 * r + 6, 6 * s:6 * s + 6] = blk
-    return out
