@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _backend as bk
-from ..kinematics import Kinematics
+from ..kinematics import Kinematics, _split_transform
 from ..model import Model
 from ..spatial import cross_motion
 
@@ -123,14 +123,7 @@ def drift(model: Model, kin: Kinematics, closures, fr: ClosureFrames, gravity_ac
     return np.concatenate(out, -1)
 
 
-def frame_origins(Xe) -> tuple[np.ndarray, np.ndarray]:
-    """(E, r) of ^eX_0: E = ^eR_0 and r = the origin of e in world coordinates."""
-    E = Xe[..., :3, :3]
-    rx = -(bk.mT(E) @ Xe[..., 3:, :3])
-    return E, np.stack([rx[..., 2, 1], rx[..., 0, 2], rx[..., 1, 0]], -1)
-
-
 def constraint_error(closures, fr: ClosureFrames) -> np.ndarray:
     """Position errors of every closure in its rows, stacked (..., m); see LoopClosure.error."""
-    return np.concatenate([c.error(*frame_origins(A), *frame_origins(B))
+    return np.concatenate([c.error(*_split_transform(A), *_split_transform(B))
                            for c, A, B in zip(closures, fr.Xe1, fr.Xe2)], -1)
