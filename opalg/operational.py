@@ -59,9 +59,25 @@ def frame_jacobian(model: Model, q, frame) -> np.ndarray:
            [2., 1.]])
     """
     body, Xe = _frame_X(model, frame)
-    kin = body_kinematics(model, q, validate=False)
-    J = bk.zeros(kin.batch + (6, model.ndof), q, Xe)
-    X, k = Xe, body
+    return frame_columns(model, body_kinematics(model, q, validate=False), body, Xe)
+
+
+def frame_columns(model: Model, kin, body: int, X) -> np.ndarray:
+    r"""The C8 Jacobian ``X ^{body}X_k H*(k)`` for every k ⪰ body, zero elsewhere, from ``kin``.
+
+    The loop of :func:`frame_jacobian` on kinematics the caller already has (closed-chain
+    constraint Jacobians, H2); ``X`` = ^eX_body may carry its own batch axes.  Returns (..., 6, N).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(4, "tree", seed=2); q = np.ones(m.ndof)
+    >>> kin = opalg.kinematics.body_kinematics(m, q)
+    >>> bool(np.allclose(frame_columns(m, kin, 3, np.eye(6)), opalg.frame_jacobian(m, q, (3, [0.0, 0, 0]))))
+    True
+    """
+    J = bk.zeros(np.broadcast_shapes(kin.batch, X.shape[:-2]) + (6, model.ndof), X, *kin.Xup)
+    k = body
     while k != -1:
         J[..., :, model.dof_slice[k]] = X @ kin.S[k]
         X = X @ kin.Xup[k]

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _backend as bk
 from ..kinematics import Kinematics, _split_transform
 from ..model import Model
+from ..operational import frame_columns
 from ..spatial import cross_motion
 
 
@@ -63,17 +64,6 @@ def closure_frames(model: Model, kin: Kinematics, closures) -> ClosureFrames:
         Xe2.append(B)
         X12.append(A @ inverse_transform(B))
     return ClosureFrames(Xe1, Xe2, X12)
-
-
-def frame_columns(model: Model, kin: Kinematics, body: int, X) -> np.ndarray:
-    r"""J = X ^{body}X_k H*(k) for every k ⪰ body, zero elsewhere (C8, with X = ^eX_body possibly batched)."""
-    J = bk.zeros(np.broadcast_shapes(kin.batch, X.shape[:-2]) + (6, model.ndof), X, kin.Xup[0])
-    k = body
-    while k != -1:
-        J[..., :, model.dof_slice[k]] = X @ kin.S[k]
-        X = X @ kin.Xup[k]
-        k = model.parents[k]
-    return J
 
 
 def constraint_jacobian(model: Model, kin: Kinematics, closures, fr: ClosureFrames) -> np.ndarray:
