@@ -86,28 +86,23 @@ def body_bias_accelerations(model: Model, kin: Kinematics) -> list:
     return alpha
 
 
-def drift(model: Model, kin: Kinematics, closures, fr: ClosureFrames, gravity_acc=None) -> np.ndarray:
+def drift(model: Model, kin: Kinematics, closures, fr: ClosureFrames) -> np.ndarray:
     r"""U = −Ġ_c θ̇ = −Π_c [α⁰_e1 − X12 α⁰_e2 + crm(V_rel) X12 V_e2] (H3), (..., m).
 
-    ``kin`` must hold V and a; if its a includes the base acceleration −g (gravity on),
-    ``gravity_acc`` is that spatial 6-vector and its contribution ^eX_0 a₀ is removed from each
-    frame's α (the closure is kinematic: gravity does not enter U).
+    ``kin`` must hold V and a, computed with gravity off (the closure is kinematic: gravity
+    does not enter U; the fast route :func:`opalg.closed.passes.frame_rows` removes it instead).
     """
     alpha = body_bias_accelerations(model, kin)
     out = []
-    for c, A, B, X12 in zip(closures, fr.Xe1, fr.Xe2, fr.X12):
+    for c, X12 in zip(closures, fr.X12):
         V1 = bk.mv(c.X1, kin.V[c.body1])
         a1 = bk.mv(c.X1, alpha[c.body1])
-        if gravity_acc is not None:
-            a1 = a1 - bk.mv(A, gravity_acc)
         if c.ground:
             # V_e2 = α_e2 = 0: U = −Π α_e1.
             out.append(-bk.mv(c.Pi, a1))
             continue
         V2 = bk.mv(X12, bk.mv(c.X2, kin.V[c.body2]))          # X12 V_e2, in e1 coordinates
         a2 = bk.mv(c.X2, alpha[c.body2])
-        if gravity_acc is not None:
-            a2 = a2 - bk.mv(B, gravity_acc)
         rel = a1 - bk.mv(X12, a2) + cross_motion(V1 - V2, V2)
         out.append(-bk.mv(c.Pi, rel))
     return np.concatenate(out, -1)
