@@ -20,6 +20,7 @@ from ..model import Inertia, Model, is_rotation
 from ..operational import _frame_X, frame_jacobian
 from ..spatial import motion_transform, spatial_inertia
 from .closure import rotation_log
+from .geometry import body_bias_accelerations
 
 
 @dataclass(frozen=True)
@@ -180,15 +181,8 @@ def frame_drift(model: Model, q, qd, frame) -> np.ndarray:
     True
     """
     body, X_ek = _frame_X(model, frame)
-    kin = body_kinematics(model, q, qd, gravity=False)
-    path, k = [], body
-    while k != -1:
-        path.append(k)
-        k = model.parents[k]
-    alpha = None
-    for k in reversed(path):
-        alpha = kin.a[k] if alpha is None else np.einsum("...ij,...j->...i", kin.Xup[k], alpha) + kin.a[k]
-    return np.einsum("ij,...j->...i", X_ek, alpha)
+    alpha = body_bias_accelerations(model, body_kinematics(model, q, qd, gravity=False))
+    return np.einsum("ij,...j->...i", X_ek, alpha[body])
 
 
 def solve_frame_pose(model: Model, frame, X_e0_target: np.ndarray, q0, rows=None,
