@@ -20,7 +20,7 @@ from ..model import Inertia, Model, is_rotation
 from ..operational import _frame_X, frame_jacobian
 from ..spatial import motion_transform, spatial_inertia
 from .closure import rotation_log
-from .geometry import body_bias_accelerations
+from .geometry import body_bias_accelerations, world_transforms
 
 
 @dataclass(frozen=True)
@@ -119,11 +119,7 @@ def world_transform(model: Model, kin, body: int, X_ek: np.ndarray) -> np.ndarra
     >>> np.round(pose_of(X)[1], 12) + 0.0                  # the tip of the raised arm
     array([0., 2., 0.])
     """
-    X, k = X_ek, body
-    while k != -1:
-        X = X @ kin.Xup[k]
-        k = model.parents[k]
-    return X
+    return X_ek @ world_transforms(model, kin, [body])[body]
 
 
 def pose_of(X_e0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
