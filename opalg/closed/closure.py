@@ -25,6 +25,7 @@ from .. import _backend as bk
 from ..errors import StateError
 from ..model import Model, is_rotation
 from ..spatial import motion_transform
+from ._blocks import selection
 
 KINDS = ("weld", "ball", "revolute")
 #: |axis| must be 1 to this tolerance (a unit vector read from a file keeps ~1e-9 digits).
@@ -120,17 +121,8 @@ class LoopClosure:
         self.axis = None
         if rows is not None:
             self.kind = "rows"
-            if isinstance(rows, (str, bytes)):
-                raise StateError(f"{who}: rows must be a sequence of integers in 0..5, got {rows!r}")
-            try:
-                rr = [int(r) for r in rows if not isinstance(r, (bool, np.bool_)) and r == int(r)]
-            except (TypeError, ValueError):
-                raise StateError(f"{who}: rows must be a sequence of integers in 0..5, got {rows!r}") from None
-            if len(rr) != len(list(rows)) or not rr or len(set(rr)) != len(rr) or not all(0 <= r < 6 for r in rr):
-                raise StateError(f"{who}: rows must be distinct integers in 0..5 (angular-first: 0-2 = ω, "
-                                 f"3-5 = v), at least one; got {list(rows)!r}")
-            self.rows = tuple(rr)
-            self.Pi = np.eye(6)[list(rr)]
+            self.Pi = selection(rows, who, StateError)
+            self.rows = tuple(int(i) for i in np.argmax(self.Pi, 1))
         elif kind == "weld":
             self.kind, self.Pi = kind, np.eye(6)
         elif kind == "ball":
