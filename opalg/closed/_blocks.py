@@ -1,4 +1,4 @@
-"""Small linear-algebra helpers of :mod:`opalg.closed.multiarm`: Π, block diagonals, the H1 rank check."""
+"""Small helpers of :mod:`opalg.closed`: the row selection Π, block diagonals, the H1 rank check."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from ..errors import ModelError, SingularConfigurationError, StateError
 #: it, a double-precision solve loses all but ~4 digits and the forces are statically
 #: indeterminate in practice (the planar trap H9 sits at ~1e17).
 COND_MAX = 1e12
-
-
 
 
 def selection(rows, who: str = "MultiArm", error: type = ModelError) -> np.ndarray:
