@@ -18,27 +18,38 @@ from .riccati import articulated
 from .spatial import motion_transform
 
 
-def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
-    """(body, ^eX_k) from a frame spec ``(body, p)`` or ``(body, R, p)``."""
+def _frame_pose(frame, where: str | None = None) -> tuple[int, np.ndarray, np.ndarray]:
+    """(body, R, p) of a frame spec ``(body, p)`` or ``(body, R, p)``, checked (not the body range).
+
+    Messages start with ``where`` (default ``"frame"``, then ``"frame on body k"``); shared by
+    :func:`frame_jacobian` and :class:`opalg.closed.LoopClosure`.
+    """
+    head = where or "frame"
     try:
         body, *rest = frame
         R, p = (np.eye(3), rest[0]) if len(rest) == 1 else rest
     except (TypeError, ValueError):
-        raise StateError(f"frame {frame!r}: expected (body, p) or (body, R, p)") from None
+        raise StateError(f"{head}: expected (body, p) or (body, R, p), got {frame!r}") from None
     if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
-        raise StateError(f"frame {frame!r}: body index {body!r} is not an integer; "
-                         "expected (body, p) or (body, R, p)")
+        raise StateError(f"{head}: body index {body!r} is not an integer; expected (body, p) or (body, R, p)")
     body = int(body)
+    head = where or f"frame on body {body}"
+    R = bk.asarray(R, f"{head}: R", StateError)
+    p = bk.asarray(p, f"{head}: origin p", StateError)
+    if R.shape != (3, 3) or p.shape != (3,):
+        raise StateError(f"{head}: R must be 3x3 and p a 3-vector (got shapes {R.shape}, {p.shape})")
+    if R.dtype != object and not is_rotation(R):
+        raise StateError(f"{head}: R is not a proper rotation matrix")
+    if p.dtype != object and not np.all(np.isfinite(p)):
+        raise StateError(f"{head}: origin p has non-finite entries {p}")
+    return body, R, p
+
+
+def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
+    """(body, ^eX_k) from a frame spec ``(body, p)`` or ``(body, R, p)``."""
+    body, R, p = _frame_pose(frame)
     if not 0 <= body < model.n:
         raise StateError(f"frame on body {body}: no such body (model has {model.n})")
-    R = bk.asarray(R, f"frame on body {body}: R", StateError)
-    p = bk.asarray(p, f"frame on body {body}: origin p", StateError)
-    if R.shape != (3, 3) or p.shape != (3,):
-        raise StateError(f"frame on body {body}: R must be 3x3 and p a 3-vector")
-    if R.dtype != object and not is_rotation(R):
-        raise StateError(f"frame on body {body}: R is not a proper rotation matrix")
-    if p.dtype != object and not np.all(np.isfinite(p)):
-        raise StateError(f"frame on body {body}: origin p has non-finite entries {p}")
     return body, motion_transform(bk.mT(R), p)
 
 

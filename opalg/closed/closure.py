@@ -23,7 +23,8 @@ import numpy as np
 
 from .. import _backend as bk
 from ..errors import StateError
-from ..model import Model, is_rotation
+from ..model import Model
+from ..operational import _frame_pose
 from ..spatial import motion_transform
 from ._blocks import selection
 
@@ -33,28 +34,11 @@ AXIS_TOL = 1e-9
 
 
 def _rotation_and_origin(frame, where: str):
-    """(body, R, p) from ``(body, p)`` or ``(body, R, p)`` with a clear error."""
-    if isinstance(frame, (str, bytes)):
-        raise StateError(f"{where}: expected (body, p) or (body, R, p), got the string {frame!r}")
-    try:
-        body, *rest = frame
-        R, p = (np.eye(3), rest[0]) if len(rest) == 1 else rest
-    except (TypeError, ValueError):
-        raise StateError(f"{where}: expected (body, p) or (body, R, p), got {frame!r}") from None
-    if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
-        raise StateError(f"{where}: body index {body!r} is not an integer")
-    try:
-        R = np.asarray(R, dtype=float)
-        p = np.asarray(p, dtype=float)
-    except (TypeError, ValueError):
-        raise StateError(f"{where}: R and p must be numeric (got R={R!r}, p={p!r})") from None
-    if R.shape != (3, 3) or p.shape != (3,):
-        raise StateError(f"{where}: R must be 3x3 and p a 3-vector (got shapes {R.shape}, {p.shape})")
-    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(p))):
-        raise StateError(f"{where}: R and p must be finite")
-    if not is_rotation(R):
-        raise StateError(f"{where}: R is not a proper rotation matrix")
-    return int(body), R, p
+    """(body, R, p) from ``(body, p)`` or ``(body, R, p)`` with a clear error (real R and p)."""
+    body, R, p = _frame_pose(frame, where)
+    if R.dtype != float or p.dtype != float:
+        raise StateError(f"{where}: R and p must be real numbers (got dtypes {R.dtype}, {p.dtype})")
+    return body, R, p
 
 
 def _axis_rows(axis) -> np.ndarray:
