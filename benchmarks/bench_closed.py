@@ -64,20 +64,12 @@ def pinocchio_time(sys_, qs, qd, tau):
     """Per-state time of Pinocchio's constraintDynamics (weld = CONTACT_6D) looped, or None."""
     try:
         import pinocchio as pin
-        from opalg.pinocchio_bridge import build_pinocchio
+        from opalg.closed.pinocchio_check import pinocchio_constraints
     except ImportError:
         print("(a) Pinocchio not installed: no comparison")
         return None
-    m = sys_.model
-    tw = build_pinocchio(m)
-    jid = lambda k: tw.model.getJointId(m.joint_names[k] if m.joint_sizes[k] == 1   # noqa: E731
-                                        else f"{m.joint_names[k]}_{m.joint_sizes[k] - 1}")
-    cms, cds = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    for c in sys_.closures:
-        cms.append(pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, tw.model, jid(c.body1), pin.SE3(c.R1, c.p1),
-                                            0 if c.ground else jid(c.body2), pin.SE3(c.R2, c.p2),
-                                            pin.ReferenceFrame.LOCAL))
-        cds.append(cms[-1].createData())
+    pc = pinocchio_constraints(sys_)
+    tw, cms, cds = pc.tw, pc.models, pc.datas
     pin.initConstraintDynamics(tw.model, tw.data, cms, cds)
     prox = pin.ProximalSettings(1e-12, 0.0, 1)
     Q = [tw.q(x) for x in qs]

@@ -18,27 +18,38 @@ from .riccati import articulated
 from .spatial import motion_transform
 
 
-def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
-    """(body, ^eX_k) from a frame spec ``(body, p)`` or ``(body, R, p)``."""
+def _frame_pose(frame, where: str | None = None) -> tuple[int, np.ndarray, np.ndarray]:
+    """(body, R, p) of a frame spec ``(body, p)`` or ``(body, R, p)``, checked (not the body range).
+
+    Messages start with ``where`` (default ``"frame"``, then ``"frame on body k"``); shared by
+    :func:`frame_jacobian` and :class:`opalg.closed.LoopClosure`.
+    """
+    head = where or "frame"
     try:
         body, *rest = frame
         R, p = (np.eye(3), rest[0]) if len(rest) == 1 else rest
     except (TypeError, ValueError):
-        raise StateError(f"frame {frame!r}: expected (body, p) or (body, R, p)") from None
+        raise StateError(f"{head}: expected (body, p) or (body, R, p), got {frame!r}") from None
     if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
-        raise StateError(f"frame {frame!r}: body index {body!r} is not an integer; "
-                         "expected (body, p) or (body, R, p)")
+        raise StateError(f"{head}: body index {body!r} is not an integer; expected (body, p) or (body, R, p)")
     body = int(body)
+    head = where or f"frame on body {body}"
+    R = bk.asarray(R, f"{head}: R", StateError)
+    p = bk.asarray(p, f"{head}: origin p", StateError)
+    if R.shape != (3, 3) or p.shape != (3,):
+        raise StateError(f"{head}: R must be 3x3 and p a 3-vector (got shapes {R.shape}, {p.shape})")
+    if R.dtype != object and not is_rotation(R):
+        raise StateError(f"{head}: R is not a proper rotation matrix")
+    if p.dtype != object and not np.all(np.isfinite(p)):
+        raise StateError(f"{head}: origin p has non-finite entries {p}")
+    return body, R, p
+
+
+def _frame_X(model: Model, frame) -> tuple[int, np.ndarray]:
+    """(body, ^eX_k) from a frame spec ``(body, p)`` or ``(body, R, p)``."""
+    body, R, p = _frame_pose(frame)
     if not 0 <= body < model.n:
         raise StateError(f"frame on body {body}: no such body (model has {model.n})")
-    R = bk.asarray(R, f"frame on body {body}: R", StateError)
-    p = bk.asarray(p, f"frame on body {body}: origin p", StateError)
-    if R.shape != (3, 3) or p.shape != (3,):
-        raise StateError(f"frame on body {body}: R must be 3x3 and p a 3-vector")
-    if R.dtype != object and not is_rotation(R):
-        raise StateError(f"frame on body {body}: R is not a proper rotation matrix")
-    if p.dtype != object and not np.all(np.isfinite(p)):
-        raise StateError(f"frame on body {body}: origin p has non-finite entries {p}")
     return body, motion_transform(bk.mT(R), p)
 
 
@@ -59,9 +70,25 @@ def frame_jacobian(model: Model, q, frame) -> np.ndarray:
            [2., 1.]])
     """
     body, Xe = _frame_X(model, frame)
-    kin = body_kinematics(model, q, validate=False)
-    J = bk.zeros(kin.batch + (6, model.ndof), q, Xe)
-    X, k = Xe, body
+    return frame_columns(model, body_kinematics(model, q, validate=False), body, Xe)
+
+
+def frame_columns(model: Model, kin, body: int, X) -> np.ndarray:
+    r"""The C8 Jacobian ``X ^{body}X_k H*(k)`` for every k ⪰ body, zero elsewhere, from ``kin``.
+
+    The loop of :func:`frame_jacobian` on kinematics the caller already has (closed-chain
+    constraint Jacobians, H2); ``X`` = ^eX_body may carry its own batch axes.  Returns (..., 6, N).
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> m = opalg.random_model(4, "tree", seed=2); q = np.ones(m.ndof)
+    >>> kin = opalg.kinematics.body_kinematics(m, q)
+    >>> bool(np.allclose(frame_columns(m, kin, 3, np.eye(6)), opalg.frame_jacobian(m, q, (3, [0.0, 0, 0]))))
+    True
+    """
+    J = bk.zeros(np.broadcast_shapes(kin.batch, X.shape[:-2]) + (6, model.ndof), X, *kin.Xup)
+    k = body
     while k != -1:
         J[..., :, model.dof_slice[k]] = X @ kin.S[k]
         X = X @ kin.Xup[k]
@@ -168,17 +195,4 @@ def omega_frames(model: Model, art, specs) -> np.ndarray:
             out[..., 6 * r:6 * r + 6, 6 * s:6 * s + 6] = blk
             if s != r:
                 out[..., 6 * s:6 * s + 6, 6 * r:6 * r + 6] = bk.mT(blk)
-    return out
-
-    m = len(specs)
-    out = bk.zeros(kin.batch + (6 * m, 6 * m), *art.P)
-    for r, (kr, Xr) in enumerate(specs):
-        anc_r = ancestors(kr)
-        for s, (ks, Xs) in enumerate(specs):
-            common = [a for a in ancestors(ks) if a in anc_r]
-            if not common:
-                continue
-            c = common[0]
-            blk = Xr @ bk.mT(path_to(c, kr)) @ Y[c] @ path_to(c, ks) @ bk.mT(Xs)
-            out[..., 6 * r:6 * r + 6, 6 * s:6 * s + 6] = blk
     return out

@@ -21,7 +21,7 @@ import pytest
 
 import opalg
 from opalg.closed import ClosedSystem, LoopClosure, RankDeficientWarning, four_bar, random_closed_system
-from opalg.pinocchio_bridge import build_pinocchio
+from opalg.closed.pinocchio_check import delassus_comparison, lcaba_qdd, pinocchio_constraints
 
 from helpers import assert_close
 
@@ -33,25 +33,11 @@ CASES = [   # (n, n_loops, seed, kinds, where)
 ]
 
 
-def pin_joint(tw, model, k):
-    """Pinocchio id of the last axis of body k (the body frame; build_pinocchio's naming)."""
-    jn, nk = model.joint_names[k], model.joint_sizes[k]
-    return tw.model.getJointId(jn if nk == 1 else f"{jn}_{nk - 1}")
-
-
 def pin_constraint_dynamics(sys, q, tau, prox):
-    m = sys.model
-    tw = build_pinocchio(m)
-    cms = pin.StdVec_RigidConstraintModel()
-    for c in sys.closures:
-        assert c.kind in ("weld", "ball")
-        ct = pin.ContactType.CONTACT_6D if c.kind == "weld" else pin.ContactType.CONTACT_3D
-        j2 = 0 if c.ground else pin_joint(tw, m, c.body2)
-        cms.append(pin.RigidConstraintModel(ct, tw.model, pin_joint(tw, m, c.body1), pin.SE3(c.R1, c.p1),
-                                            j2, pin.SE3(c.R2, c.p2), pin.ReferenceFrame.LOCAL))
-    cds = pin.StdVec_RigidConstraintData()
-    for cm in cms:
-        cds.append(cm.createData())
+    # pinocchio_constraints only translates the closures into Pinocchio's constraint models
+    # (no dynamics); a wrong frame or joint there would show as a θ̈ mismatch below.
+    pc = pinocchio_constraints(sys)
+    tw, cms, cds = pc.tw, pc.models, pc.datas
     pin.initConstraintDynamics(tw.model, tw.data, cms, cds)
     a = pin.constraintDynamics(tw.model, tw.data, tw.q(q), np.zeros(tw.model.nv), tw.v(tau), cms, cds, prox)
     J = pin.getConstraintsJacobian(tw.model, tw.data, cms, cds)
@@ -94,7 +80,6 @@ def test_planar_four_bar_rank_deficient_matches_pinocchio_proximal():
 
 
 # -- lcaba and the Delassus matrix (opalg.closed.pinocchio_check) ---------------------------------
-from opalg.closed.pinocchio_check import delassus_comparison, lcaba_qdd  # noqa: E402
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"n{c[0]}-{'+'.join(c[3])}-{'+'.join(c[4])}")

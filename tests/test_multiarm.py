@@ -248,6 +248,8 @@ def test_bad_input_errors():
         sys_.forward(ex.qs, z, z, f_o=[1.0, 2.0])
     with pytest.raises(ModelError, match="rows"):
         MultiArm(arms, grasps, M, rows=[2, 7])
+    with pytest.raises(ModelError, match="rows"):
+        MultiArm(arms, grasps, M, rows=[True, 3, 4])      # a bool is not a row index
     with pytest.raises(ModelError, match="one grasp per arm"):
         MultiArm(arms, grasps[:1], M)
     with pytest.raises(ModelError, match="no such body"):

@@ -1,4 +1,4 @@
-"""Small linear-algebra helpers of :mod:`opalg.closed.multiarm`: Π, block diagonals, the H1 rank check."""
+"""Small helpers of :mod:`opalg.closed`: the row selection Π, block diagonals, the H1 rank check."""
 
 from __future__ import annotations
 
@@ -12,20 +12,23 @@ from ..errors import ModelError, SingularConfigurationError, StateError
 COND_MAX = 1e12
 
 
+def selection(rows, who: str = "MultiArm", error: type = ModelError) -> np.ndarray:
+    """Π: the rows of I₆ picked by ``rows`` (all six if None), else ``error`` naming ``who``.
 
-
-def selection(rows) -> np.ndarray:
-    """Π: the rows of I₆ picked by ``rows`` (all six if None)."""
+    The one check of a row selection, for :class:`MultiArm` (ModelError) and
+    :class:`opalg.closed.LoopClosure` (StateError).
+    """
     if rows is None:
         return np.eye(6)
+    if isinstance(rows, (str, bytes)):
+        raise error(f"{who}: rows must be a sequence of integers in 0..5, got {rows!r}")
     try:
-        idx = [int(i) for i in rows]
-        ok = all(float(i) == j for i, j in zip(rows, idx))
+        idx = [int(r) for r in rows if not isinstance(r, (bool, np.bool_)) and r == int(r)]
     except (TypeError, ValueError):
-        ok = False
-    if not ok or not idx or len(set(idx)) != len(idx) or not all(0 <= i < 6 for i in idx):
-        raise ModelError(f"rows={rows!r}: expected distinct integers in 0..5 "
-                         "(0-2 angular, 3-5 linear components), e.g. [2, 3, 4] for planar arms")
+        raise error(f"{who}: rows must be a sequence of integers in 0..5, got {rows!r}") from None
+    if len(idx) != len(list(rows)) or not idx or len(set(idx)) != len(idx) or not all(0 <= i < 6 for i in idx):
+        raise error(f"{who}: rows must be distinct integers in 0..5 (angular-first: 0-2 = ω, 3-5 = v), "
+                    f"at least one, e.g. [2, 3, 4] for planar models; got {list(rows)!r}")
     return np.eye(6)[idx]
 
 

@@ -23,8 +23,10 @@ import numpy as np
 
 from .. import _backend as bk
 from ..errors import StateError
-from ..model import Model, is_rotation
+from ..model import Model
+from ..operational import _frame_pose
 from ..spatial import motion_transform
+from ._blocks import selection
 
 KINDS = ("weld", "ball", "revolute")
 #: |axis| must be 1 to this tolerance (a unit vector read from a file keeps ~1e-9 digits).
@@ -32,28 +34,11 @@ AXIS_TOL = 1e-9
 
 
 def _rotation_and_origin(frame, where: str):
-    """(body, R, p) from ``(body, p)`` or ``(body, R, p)`` with a clear error."""
-    if isinstance(frame, (str, bytes)):
-        raise StateError(f"{where}: expected (body, p) or (body, R, p), got the string {frame!r}")
-    try:
-        body, *rest = frame
-        R, p = (np.eye(3), rest[0]) if len(rest) == 1 else rest
-    except (TypeError, ValueError):
-        raise StateError(f"{where}: expected (body, p) or (body, R, p), got {frame!r}") from None
-    if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
-        raise StateError(f"{where}: body index {body!r} is not an integer")
-    try:
-        R = np.asarray(R, dtype=float)
-        p = np.asarray(p, dtype=float)
-    except (TypeError, ValueError):
-        raise StateError(f"{where}: R and p must be numeric (got R={R!r}, p={p!r})") from None
-    if R.shape != (3, 3) or p.shape != (3,):
-        raise StateError(f"{where}: R must be 3x3 and p a 3-vector (got shapes {R.shape}, {p.shape})")
-    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(p))):
-        raise StateError(f"{where}: R and p must be finite")
-    if not is_rotation(R):
-        raise StateError(f"{where}: R is not a proper rotation matrix")
-    return int(body), R, p
+    """(body, R, p) from ``(body, p)`` or ``(body, R, p)`` with a clear error (real R and p)."""
+    body, R, p = _frame_pose(frame, where)
+    if R.dtype != float or p.dtype != float:
+        raise StateError(f"{where}: R and p must be real numbers (got dtypes {R.dtype}, {p.dtype})")
+    return body, R, p
 
 
 def _axis_rows(axis) -> np.ndarray:
@@ -120,17 +105,8 @@ class LoopClosure:
         self.axis = None
         if rows is not None:
             self.kind = "rows"
-            if isinstance(rows, (str, bytes)):
-                raise StateError(f"{who}: rows must be a sequence of integers in 0..5, got {rows!r}")
-            try:
-                rr = [int(r) for r in rows if not isinstance(r, (bool, np.bool_)) and r == int(r)]
-            except (TypeError, ValueError):
-                raise StateError(f"{who}: rows must be a sequence of integers in 0..5, got {rows!r}") from None
-            if len(rr) != len(list(rows)) or not rr or len(set(rr)) != len(rr) or not all(0 <= r < 6 for r in rr):
-                raise StateError(f"{who}: rows must be distinct integers in 0..5 (angular-first: 0-2 = ω, "
-                                 f"3-5 = v), at least one; got {list(rows)!r}")
-            self.rows = tuple(rr)
-            self.Pi = np.eye(6)[list(rr)]
+            self.Pi = selection(rows, who, StateError)
+            self.rows = tuple(int(i) for i in np.argmax(self.Pi, 1))
         elif kind == "weld":
             self.kind, self.Pi = kind, np.eye(6)
         elif kind == "ball":

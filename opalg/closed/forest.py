@@ -18,34 +18,11 @@ import numpy as np
 from ..errors import ModelError
 from ..joints import Joint
 from ..model import Inertia, Model
+from ..spatial import spatial_inertia
+from ..urdf import inertia_from_spatial
 from .closure import LoopClosure
 from .grasp import Grasp
 from .system import ClosedSystem
-
-
-def merge_inertia(a: Inertia, b: Inertia) -> Inertia:
-    r"""The inertia of two bodies welded together (same frame): masses add, I about the new centre.
-
-    c = (m_a c_a + m_b c_b)/m and I = Σ_i [I_i + m_i(|d_i|² 1 − d_i d_iᵀ)], d_i = c_i − c
-    (the parallel-axis theorem; equivalent to adding the 6×6 spatial inertias).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.model import Inertia
-    >>> from opalg.closed.forest import merge_inertia
-    >>> m = merge_inertia(Inertia(1.0, [1.0, 0, 0], np.zeros((3, 3))), Inertia(1.0, [-1.0, 0, 0], np.zeros((3, 3))))
-    >>> float(m.mass), m.com.tolist(), m.I_com.diagonal().tolist()
-    (2.0, [0.0, 0.0, 0.0], [0.0, 2.0, 2.0])
-    """
-    parts = [(float(x.mass), np.asarray(x.com, float), np.asarray(x.I_com, float)) for x in (a, b)]
-    m = parts[0][0] + parts[1][0]
-    c = (parts[0][0] * parts[0][1] + parts[1][0] * parts[1][1]) / m
-    I = np.zeros((3, 3))
-    for mi, ci, Ii in parts:
-        d = ci - c
-        I += Ii + mi * (d @ d * np.eye(3) - np.outer(d, d))
-    return Inertia(m, c, (I + I.T) / 2)
 
 
 def object_in_body(grasp: Grasp) -> tuple[np.ndarray, np.ndarray]:
@@ -123,7 +100,9 @@ def arms_as_forest(arms: Sequence[Model], grasps: Sequence[Grasp], object_inerti
     tip = int(offsets[holder]) + grasps[holder].body
     obj = Inertia(float(object_inertia.mass), p_ko + R_ko @ np.asarray(object_inertia.com, float),
                   R_ko @ np.asarray(object_inertia.I_com, float) @ R_ko.T)
-    inertias[tip] = merge_inertia(inertias[tip], obj)
+    # Welded together: the spatial inertias about the tip body's origin add.
+    inertias[tip] = inertia_from_spatial(sum(spatial_inertia(x.mass, x.com, x.I_com)
+                                             for x in (inertias[tip], obj)))
     gravity = np.asarray(arms[holder].gravity, float)
     model = Model(parents, joints, places, inertias, gravity, names,
                   allow_massless=any(a.allow_massless for a in arms))

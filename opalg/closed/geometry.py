@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _backend as bk
-from ..kinematics import Kinematics
+from ..kinematics import Kinematics, _split_transform
 from ..model import Model
+from ..operational import frame_columns
 from ..spatial import cross_motion
 
 
@@ -65,17 +66,6 @@ def closure_frames(model: Model, kin: Kinematics, closures) -> ClosureFrames:
     return ClosureFrames(Xe1, Xe2, X12)
 
 
-def frame_columns(model: Model, kin: Kinematics, body: int, X) -> np.ndarray:
-    r"""J = X ^{body}X_k H*(k) for every k ⪰ body, zero elsewhere (C8, with X = ^eX_body possibly batched)."""
-    J = bk.zeros(np.broadcast_shapes(kin.batch, X.shape[:-2]) + (6, model.ndof), X, kin.Xup[0])
-    k = body
-    while k != -1:
-        J[..., :, model.dof_slice[k]] = X @ kin.S[k]
-        X = X @ kin.Xup[k]
-        k = model.parents[k]
-    return J
-
-
 def constraint_jacobian(model: Model, kin: Kinematics, closures, fr: ClosureFrames) -> np.ndarray:
     r"""G_c = Π_c [J_e1 − X12 J_e2] stacked over closures (..., m, N) (H2; J_e2 = 0 on the ground)."""
     blocks = []
@@ -96,41 +86,29 @@ def body_bias_accelerations(model: Model, kin: Kinematics) -> list:
     return alpha
 
 
-def drift(model: Model, kin: Kinematics, closures, fr: ClosureFrames, gravity_acc=None) -> np.ndarray:
+def drift(model: Model, kin: Kinematics, closures, fr: ClosureFrames) -> np.ndarray:
     r"""U = −Ġ_c θ̇ = −Π_c [α⁰_e1 − X12 α⁰_e2 + crm(V_rel) X12 V_e2] (H3), (..., m).
 
-    ``kin`` must hold V and a; if its a includes the base acceleration −g (gravity on),
-    ``gravity_acc`` is that spatial 6-vector and its contribution ^eX_0 a₀ is removed from each
-    frame's α (the closure is kinematic: gravity does not enter U).
+    ``kin`` must hold V and a, computed with gravity off (the closure is kinematic: gravity
+    does not enter U; the fast route :func:`opalg.closed.passes.frame_rows` removes it instead).
     """
     alpha = body_bias_accelerations(model, kin)
     out = []
-    for c, A, B, X12 in zip(closures, fr.Xe1, fr.Xe2, fr.X12):
+    for c, X12 in zip(closures, fr.X12):
         V1 = bk.mv(c.X1, kin.V[c.body1])
         a1 = bk.mv(c.X1, alpha[c.body1])
-        if gravity_acc is not None:
-            a1 = a1 - bk.mv(A, gravity_acc)
         if c.ground:
             # V_e2 = α_e2 = 0: U = −Π α_e1.
             out.append(-bk.mv(c.Pi, a1))
             continue
         V2 = bk.mv(X12, bk.mv(c.X2, kin.V[c.body2]))          # X12 V_e2, in e1 coordinates
         a2 = bk.mv(c.X2, alpha[c.body2])
-        if gravity_acc is not None:
-            a2 = a2 - bk.mv(B, gravity_acc)
         rel = a1 - bk.mv(X12, a2) + cross_motion(V1 - V2, V2)
         out.append(-bk.mv(c.Pi, rel))
     return np.concatenate(out, -1)
 
 
-def frame_origins(Xe) -> tuple[np.ndarray, np.ndarray]:
-    """(E, r) of ^eX_0: E = ^eR_0 and r = the origin of e in world coordinates."""
-    E = Xe[..., :3, :3]
-    rx = -(bk.mT(E) @ Xe[..., 3:, :3])
-    return E, np.stack([rx[..., 2, 1], rx[..., 0, 2], rx[..., 1, 0]], -1)
-
-
 def constraint_error(closures, fr: ClosureFrames) -> np.ndarray:
     """Position errors of every closure in its rows, stacked (..., m); see LoopClosure.error."""
-    return np.concatenate([c.error(*frame_origins(A), *frame_origins(B))
+    return np.concatenate([c.error(*_split_transform(A), *_split_transform(B))
                            for c, A, B in zip(closures, fr.Xe1, fr.Xe2)], -1)

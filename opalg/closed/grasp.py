@@ -19,6 +19,8 @@ from ..kinematics import body_kinematics, _split_transform
 from ..model import Inertia, Model, is_rotation
 from ..operational import _frame_X, frame_jacobian
 from ..spatial import motion_transform, spatial_inertia
+from .closure import rotation_log
+from .geometry import body_bias_accelerations, world_transforms
 
 
 @dataclass(frozen=True)
@@ -117,11 +119,7 @@ def world_transform(model: Model, kin, body: int, X_ek: np.ndarray) -> np.ndarra
     >>> np.round(pose_of(X)[1], 12) + 0.0                  # the tip of the raised arm
     array([0., 2., 0.])
     """
-    X, k = X_ek, body
-    while k != -1:
-        X = X @ kin.Xup[k]
-        k = model.parents[k]
-    return X
+    return X_ek @ world_transforms(model, kin, [body])[body]
 
 
 def pose_of(X_e0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -137,28 +135,6 @@ def pose_of(X_e0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     E, r = _split_transform(X_e0)
     return np.swapaxes(E, -1, -2), r
-
-
-def rotvec(R: np.ndarray) -> np.ndarray:
-    r"""The rotation vector θu of R = exp(θ ũ), for θ < π (batched over leading axes).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.spatial import rotation_about
-    >>> from opalg.closed.grasp import rotvec
-    >>> np.round(rotvec(rotation_about([0, 0, 1.0], 0.3)), 12) + 0.0
-    array([0. , 0. , 0.3])
-    """
-    R = np.asarray(R, float)
-    w = 0.5 * np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0],
-                        R[..., 1, 0] - R[..., 0, 1]], -1)          # sin θ · u
-    s = np.linalg.norm(w, axis=-1)
-    c = 0.5 * (np.trace(R, axis1=-2, axis2=-1) - 1.0)
-    th = np.arctan2(s, c)
-    # θ / sin θ → 1 as θ → 0 (series to O(θ⁴), exact in double below 1e-4)
-    scale = np.where(s > 1e-4, th / np.where(s > 1e-4, s, 1.0), 1.0 + th * th / 6.0)
-    return w * scale[..., None]
 
 
 def pose_error(X_a0: np.ndarray, X_b0: np.ndarray) -> np.ndarray:
@@ -180,7 +156,7 @@ def pose_error(X_a0: np.ndarray, X_b0: np.ndarray) -> np.ndarray:
     Rb, pb = pose_of(X_b0)
     dR = np.swapaxes(Ra, -1, -2) @ Rb
     dp = np.einsum("...ji,...j->...i", Ra, pb - pa)
-    return np.concatenate([rotvec(dR), dp], -1)
+    return np.concatenate([rotation_log(dR), dp], -1)
 
 
 def frame_drift(model: Model, q, qd, frame) -> np.ndarray:
@@ -201,15 +177,8 @@ def frame_drift(model: Model, q, qd, frame) -> np.ndarray:
     True
     """
     body, X_ek = _frame_X(model, frame)
-    kin = body_kinematics(model, q, qd, gravity=False)
-    path, k = [], body
-    while k != -1:
-        path.append(k)
-        k = model.parents[k]
-    alpha = None
-    for k in reversed(path):
-        alpha = kin.a[k] if alpha is None else np.einsum("...ij,...j->...i", kin.Xup[k], alpha) + kin.a[k]
-    return np.einsum("ij,...j->...i", X_ek, alpha)
+    alpha = body_bias_accelerations(model, body_kinematics(model, q, qd, gravity=False))
+    return np.einsum("ij,...j->...i", X_ek, alpha[body])
 
 
 def solve_frame_pose(model: Model, frame, X_e0_target: np.ndarray, q0, rows=None,

@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import _backend as bk
 from ..errors import ModelError, SingularConfigurationError, StateError
 from ..innovations import innovations_passes, upsilon
 from ..kinematics import body_kinematics, broadcast_batch, check_state
@@ -53,10 +54,6 @@ class MultiArmResult:
     f: list
     lam: list
     alpha_o: np.ndarray
-
-
-def _mv(A, x):
-    return np.einsum("...ij,...j->...i", A, x)
 
 
 class MultiArm:
@@ -154,15 +151,15 @@ class MultiArm:
             s.kin.append(kin)
             s.art.append(art)
             if qds[r] is not None:
-                s.V_e.append(_mv(X, kin.V[t]))
+                s.V_e.append(bk.mv(X, kin.V[t]))
             if taus[r] is not None:
                 free = innovations_passes(arm, art, taus[r][..., None], kin.a, kin.b, keep=True)
                 # ABA accelerations are shifted by the base acceleration -g; add a_g = ᵉX_0 [0; g] back.
-                s.alpha_f.append(_mv(X, free.alpha[t][..., 0]) + _mv(s.X_e0[r], g))
+                s.alpha_f.append(bk.mv(X, free.alpha[t][..., 0]) + bk.mv(s.X_e0[r], g))
         s.X_o0 = self.X_oe0 @ s.X_e0[0]
         if qds[0] is not None:
-            s.V_o = _mv(self.X_oe0, s.V_e[0])
-            s.b_o = cross_force(s.V_o, _mv(self.M_o, s.V_o)) - _mv(self.M_o, _mv(s.X_o0, g))
+            s.V_o = bk.mv(self.X_oe0, s.V_e[0])
+            s.b_o = cross_force(s.V_o, bk.mv(self.M_o, s.V_o)) - bk.mv(self.M_o, bk.mv(s.X_o0, g))
             if f_o is not None:
                 s.b_o = s.b_o - _vector6(f_o, "f_o")
         if check:
@@ -179,7 +176,7 @@ class MultiArm:
                                  f"offset) away from where the object (placed by arm 0) holds it; the state "
                                  f"is not a closed configuration (tolerance {tol:g}); see grasp_error()")
             if s.V_e:
-                dv = np.linalg.norm(s.V_e[r] - _mv(self.X_eo[r], s.V_o), axis=-1)
+                dv = np.linalg.norm(s.V_e[r] - bk.mv(self.X_eo[r], s.V_o), axis=-1)
                 if np.any(dv > tol * (1.0 + np.linalg.norm(s.V_o, axis=-1))):
                     raise StateError(f"MultiArm: arm {r}'s grasp velocity differs from the object's by "
                                      f"{np.max(dv):.3g}; qds violate the grasp (tolerance {tol:g})")
@@ -203,7 +200,7 @@ class MultiArm:
         s = self._setup(qs, qds, check=False)
         out = [pose_error(self.X_eo[r] @ s.X_o0, s.X_e0[r]) for r in range(self.m)]
         if qds is not None:
-            out = [np.concatenate([out[r], s.V_e[r] - _mv(self.X_eo[r], s.V_o)], -1) for r in range(self.m)]
+            out = [np.concatenate([out[r], s.V_e[r] - bk.mv(self.X_eo[r], s.V_o)], -1) for r in range(self.m)]
         return np.stack(out, -2)
 
     # ------------------------------------------------------------------ the pieces (H8)
@@ -323,11 +320,11 @@ class MultiArm:
         s = self._setup(qs, qds, taus, f_o, gravity, check, tol)
         A = self.grasp_map()
         H = _blkdiag([self.Pi @ L @ self.Pi.T for L in s.Linv], s.batch) + A.T @ self.M_o_inv @ A
-        Mb = _mv(self.M_o_inv, s.b_o)
-        rhs = np.concatenate([_mv(self.Pi, s.alpha_f[r] + _mv(self.X_eo[r], Mb)) for r in range(self.m)], -1)
+        Mb = bk.mv(self.M_o_inv, s.b_o)
+        rhs = np.concatenate([bk.mv(self.Pi, s.alpha_f[r] + bk.mv(self.X_eo[r], Mb)) for r in range(self.m)], -1)
         _check_h1(H)
         lam = np.linalg.solve(H, rhs[..., None])[..., 0]
-        alpha_o = _mv(self.M_o_inv, _mv(A, lam)) - Mb
+        alpha_o = bk.mv(self.M_o_inv, bk.mv(A, lam)) - Mb
         return self._finish(s, np.split(lam, self.m, -1), alpha_o)
 
     def augmented_object(self, qs: Sequence, qds: Sequence, taus: Sequence, f_o=None,
@@ -356,19 +353,19 @@ class MultiArm:
         Lbar = self._lambda_bar(s)
         A = [X.T @ self.Pi.T for X in self.X_eo]
         Mcc = self.M_o + sum(A[r] @ Lbar[r] @ A[r].T for r in range(self.m))
-        rhs = sum(_mv(A[r] @ Lbar[r], _mv(self.Pi, s.alpha_f[r])) for r in range(self.m)) - s.b_o
+        rhs = sum(bk.mv(A[r] @ Lbar[r], bk.mv(self.Pi, s.alpha_f[r])) for r in range(self.m)) - s.b_o
         alpha_o = np.linalg.solve(Mcc, rhs[..., None])[..., 0]
-        lam = [_mv(Lbar[r], _mv(self.Pi, s.alpha_f[r]) - _mv(A[r].T, alpha_o)) for r in range(self.m)]
+        lam = [bk.mv(Lbar[r], bk.mv(self.Pi, s.alpha_f[r]) - bk.mv(A[r].T, alpha_o)) for r in range(self.m)]
         return self._finish(s, lam, alpha_o)
 
     def _finish(self, s, lam: list, alpha_o) -> MultiArmResult:
         """Second innovations pass per arm: the object pushes arm r with −f_r at e_r (C9)."""
-        f = [_mv(self.Pi.T, x) for x in lam]
+        f = [bk.mv(self.Pi.T, x) for x in lam]
         qdd = []
         for r, arm in enumerate(self.arms):
             t, kin = self.tips[r], s.kin[r]
             b = list(kin.b)
-            b[t] = b[t] + _mv(self.X_ek[r].T, f[r])      # b − f_ext with f_ext = −φ(t, e) f_r
+            b[t] = b[t] + bk.mv(self.X_ek[r].T, f[r])      # b − f_ext with f_ext = −φ(t, e) f_r
             qdd.append(innovations_passes(arm, s.art[r], s.taus[r][..., None], kin.a, b).qdd[..., 0])
         return MultiArmResult(qdd, f, lam, alpha_o)
 
