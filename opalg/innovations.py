@@ -278,16 +278,38 @@ def upsilon(model: Model, q, art: Articulated | None = None) -> list:
 
 
 def _upsilon(model: Model, art: Articulated) -> list:
+    return upsilon_psi(model, art)[0]
+
+
+def upsilon_psi(model: Model, art: Articulated, bodies=None) -> tuple[list, list]:
+    r"""Υ(k) (F2) and ψ(℘k, k) = φ(℘k, k) τ̄(k) on an existing factorization ``art``.
+
+    ``bodies``: a set of bodies closed under parents (e.g. the ancestors of a few frames), or
+    None for every body; the other entries are None.  D⁻¹(k) and G(k) come from
+    :meth:`Articulated.block`, so a subset costs only its own bodies.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.innovations import upsilon_psi
+    >>> m = opalg.random_model(6, "tree", seed=3); q = np.zeros(m.ndof)
+    >>> Y, _ = upsilon_psi(m, opalg.articulated(m, q), bodies={0, 1})
+    >>> bool(np.allclose(Y[1], opalg.upsilon(m, q)[1])), Y[5] is None
+    (True, True)
+    """
     kin = art.kin
-    Y = [None] * model.n
+    Y, psi = [None] * model.n, [None] * model.n
     for k in model.order:
+        if bodies is not None and k not in bodies:
+            continue
+        Dinv, G = art.block(k)
         S = art.S[k]    # the eliminated axes: all of H*(k), or H_p*(k) in hybrid mode
-        Y[k] = S @ art.Dinv[k] @ bk.mT(S)
+        psi[k] = bk.mT(kin.Xup[k]) @ (bk.eye(6, G) - bk.mm(G, bk.mT(S)))
+        Y[k] = S @ Dinv @ bk.mT(S)
         p = model.parents[k]
         if p != -1:
-            psi = bk.mT(kin.Xup[k]) @ art.tau_bar[k]
-            Y[k] = Y[k] + bk.mT(psi) @ Y[p] @ psi
-    return Y
+            Y[k] = Y[k] + bk.mT(psi[k]) @ Y[p] @ psi[k]
+    return Y, psi
 
 
 @chunked(1)

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _backend as bk
 from .errors import StateError
+from .innovations import upsilon_psi
 from .kinematics import body_kinematics, chunked
 from .model import Model, is_rotation
 from .riccati import articulated
@@ -154,17 +155,7 @@ def omega_frames(model: Model, art, specs) -> np.ndarray:
         while k != -1 and k not in need:
             need.add(k)
             k = model.parents[k]
-    Y, psi_up = {}, {}
-    for k in model.order:
-        if k not in need:
-            continue
-        Dinv, G = art._blocks[k] if "_blocks" in art.__dict__ else art._unit_solve(k)
-        S = art.S[k]
-        psi_up[k] = bk.mT(kin.Xup[k]) @ (bk.eye(6, G) - bk.mm(G, bk.mT(S)))    # ψ(℘k, k) = φ τ̄
-        Y[k] = S @ Dinv @ bk.mT(S)
-        p = model.parents[k]
-        if p != -1:
-            Y[k] = Y[k] + bk.mT(psi_up[k]) @ Y[p] @ psi_up[k]
+    Y, psi_up = upsilon_psi(model, art, need)
 
     def ancestors(k):
         out = []

@@ -160,6 +160,11 @@ class Articulated:
     def _blocks(self):
         return [self._unit_solve(k) for k in range(len(self.P))]
 
+    def block(self, k: int):
+        """(D⁻¹(k), G(k)) of one body: from the full lists if they were formed, else for k alone
+        (a caller that needs a few bodies of a large tree, e.g. Υ on the frames' ancestors)."""
+        return self._blocks[k] if "_blocks" in self.__dict__ else self._unit_solve(k)
+
     @cached_property
     def D(self) -> list:
         """D(k) = H(k) P(k) H*(k), symmetrized."""

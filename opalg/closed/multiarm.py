@@ -25,10 +25,10 @@ import numpy as np
 
 from .. import _backend as bk
 from ..errors import ModelError, SingularConfigurationError, StateError
-from ..innovations import innovations_passes, upsilon
+from ..innovations import innovations_passes
 from ..kinematics import body_kinematics, broadcast_batch, check_state
 from ..model import Model
-from ..operational import _frame_X
+from ..operational import _frame_X, omega_frames
 from ..riccati import articulated
 from ..spatial import cross_force, motion_transform
 from ._blocks import COND_MAX, blkdiag as _blkdiag, check_h1 as _check_h1
@@ -145,8 +145,7 @@ class MultiArm:
             kin = body_kinematics(arm, qs[r], qds[r], gravity)
             art = articulated(arm, qs[r], kin)
             t, X = self.tips[r], self.X_ek[r]
-            Y = upsilon(arm, qs[r], art)
-            s.Linv.append(X @ Y[t] @ X.T)                          # F5 with c = t_r ∧ t_r = t_r
+            s.Linv.append(omega_frames(arm, art, [(t, X)]))       # F5 with c = t_r ∧ t_r = t_r
             s.X_e0.append(world_transform(arm, kin, t, X))
             s.kin.append(kin)
             s.art.append(art)
