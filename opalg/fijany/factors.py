@@ -91,6 +91,7 @@ class Factors:
     C : BlockSparse            N×N, label order
     levels : list              the bodies of each depth level
     cf_order : list            the bodies in constraint-space (level) order
+    cf_rows : ndarray          row r of the level order is row cf_rows[r] of the label order
     Minv : list                M⁻¹(k)
     """
 
@@ -104,6 +105,7 @@ class Factors:
     C: BlockSparse
     levels: list
     cf_order: list
+    cf_rows: np.ndarray
     Minv: list
     Xup: list
 
@@ -114,14 +116,9 @@ class Factors:
 
     def to_labels(self, F: np.ndarray) -> np.ndarray:
         """A constraint-space vector (..., Σ(6 − n_k)) from level order to label order."""
-        parts = _split_vec(F, [6 - self.model.joints[k].ndof for k in self.cf_order])
-        by_body = dict(zip(self.cf_order, parts))
-        return np.concatenate([by_body[k] for k in range(self.model.n)], -1)
-
-
-def _split_vec(x, sizes):
-    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    return [x[..., offs[i]:offs[i + 1]] for i in range(len(sizes))]
+        out = np.empty_like(F)
+        out[..., self.cf_rows] = F
+        return out
 
 
 def _q_blocks(model: Model, Xup: list, Minv: list) -> dict:
@@ -148,6 +145,8 @@ def _factors(model: Model, q: np.ndarray, kin) -> Factors:
     order = [k for lev in levels for k in lev]
     pos = {k: i for i, k in enumerate(order)}
     nc = [6 - model.joints[k].ndof for k in order]
+    offs = np.concatenate([[0], np.cumsum([6 - s for s in model.joint_sizes])]).astype(int)
+    cf_rows = np.concatenate([np.arange(offs[k], offs[k + 1]) for k in order]).astype(int)
     Ab = {(pos[i], pos[j]): W[i] @ Qij @ bk.mT(W[j]) for (i, j), Qij in Qb.items()}
     Bb = {(pos[i], j): W[i] @ Qij @ Hh[j] for (i, j), Qij in Qb.items()}
     Cb = {(i, j): bk.mT(Hh[i]) @ Qij @ Hh[j] for (i, j), Qij in Qb.items()}
@@ -157,7 +156,7 @@ def _factors(model: Model, q: np.ndarray, kin) -> Factors:
                    BlockDiagonal(W, "W"), BlockDiagonal([bk.mT(h) for h in Hh], "H_hat"),
                    _level_tridiagonal(A_bodies, levels, pos, kin.batch), A_bodies,
                    BlockSparse(Bb, nc, sizes, "B"), BlockSparse(Cb, sizes, sizes, "C"),
-                   levels, order, Minv, kin.Xup)
+                   levels, order, cf_rows, Minv, kin.Xup)
 
 
 def _level_tridiagonal(Ab: BlockSparse, levels, pos, batch) -> BlockTridiagonal:
@@ -257,8 +256,7 @@ def _forward(model: Model, q, qd, tau, f_ext=None, gravity: bool = True, method:
     y = [kin.a[k] + Mb[k] - (0 if model.parents[k] < 0 else bk.mv(kin.Xup[k], Mb[model.parents[k]]))
          for k in range(model.n)]                                   # y = a + (I − ℰφ*) M⁻¹ b
     y = np.concatenate(np.broadcast_arrays(*y), -1)
-    rhs = F.W @ y
-    rhs = np.concatenate([_split_vec(rhs, [6 - n for n in model.joint_sizes])[k] for k in F.cf_order], -1)
+    rhs = (F.W @ y)[..., F.cf_rows]                                  # label → level order
     Fc = F.A.solve(rhs - F.B @ tau, method)                          # level order
     qdd = F.C @ tau + F.B.T @ Fc - F.H_hat @ y
     return [qdd, F.to_labels(Fc)]
