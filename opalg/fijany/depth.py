@@ -151,8 +151,7 @@ def _cfa(model: Model, kin, tau, tr: Tracer, F) -> list:
     rows = np.cumsum([0] + [sum(nc[k] for k in lev) for lev in F.levels])
     # A's level blocks and B's level rows are formed from model data by local operations (depth 1)
     Dl = [tr.op(lambda a: a, d) for d in F.A.diag_blocks()]
-    Ll = [tr.op(lambda a: a, x) for x in F.A._cut(F.A.L, up=False)]
-    Ul = [tr.op(lambda a: a, x) for x in F.A._cut(F.A.U, up=True)]
+    Ll, Ul = ([tr.op(lambda a: a, x) for x in xs] for xs in F.A.coupling_blocks())
     rhs = [tr.op(lambda ys, Bl: (np.concatenate([Wd[k] @ yk for k, yk in zip(lev, ys)]) - Bl @ tau)[:, None],
                  [y[k] for k in lev], Bd[rows[d]:rows[d + 1]]) for d, lev in enumerate(F.levels)]
     Fc = _bcr(Dl, Ll, Ul, rhs, tr)
