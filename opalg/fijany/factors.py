@@ -160,25 +160,20 @@ def _factors(model: Model, q: np.ndarray, kin) -> Factors:
 
 
 def _level_tridiagonal(Ab: BlockSparse, levels, pos, batch) -> BlockTridiagonal:
-    """A over depth levels: the body blocks of each (level, level) pair assembled densely."""
-    span, off = [], 0
-    for lev in levels:
-        s = sum(Ab.rows[pos[k]] for k in lev)
-        span.append((off, off + s))
-        off += s
+    """A over depth levels: each body block of A placed once into its (level, level) block."""
+    level = {pos[k]: d for d, lev in enumerate(levels) for k in lev}
     starts = np.concatenate([[0], np.cumsum(Ab.rows)]).astype(int)
-
-    def block(a, b):
-        (r0, r1), (c0, c1) = span[a], span[b]
-        out = np.zeros(batch + (r1 - r0, c1 - c0))
-        for (i, j), blk in Ab.blocks.items():
-            if r0 <= starts[i] < r1 and c0 <= starts[j] < c1:
-                out[..., starts[i] - r0:starts[i + 1] - r0, starts[j] - c0:starts[j + 1] - c0] = blk
-        return out
-
+    first = [starts[pos[lev[0]]] for lev in levels] + [starts[-1]]   # level d: rows first[d]:first[d+1]
+    out = {}
+    for (i, j), blk in Ab.blocks.items():
+        a, b = level[i], level[j]
+        if (a, b) not in out:
+            out[a, b] = np.zeros(batch + (first[a + 1] - first[a], first[b + 1] - first[b]))
+        out[a, b][..., starts[i] - first[a]:starts[i + 1] - first[a],
+                  starts[j] - first[b]:starts[j + 1] - first[b]] = blk
     d = len(levels)
-    return BlockTridiagonal([block(a, a) for a in range(d)], [block(a + 1, a) for a in range(d - 1)],
-                            [block(a, a + 1) for a in range(d - 1)], "A")
+    return BlockTridiagonal([out[a, a] for a in range(d)], [out[a + 1, a] for a in range(d - 1)],
+                            [out[a, a + 1] for a in range(d - 1)], "A")
 
 
 def factors(model: Model, q) -> Factors:
