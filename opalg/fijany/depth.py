@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import StateError
 from ..kinematics import body_kinematics, check_state
 from ..model import Model
 from .factors import _factors
@@ -189,7 +190,8 @@ def critical_path(model: Model, q, qd, tau, algorithm: str = "cfa") -> CriticalP
         raise ValueError(f"critical_path: algorithm must be 'aba' or 'cfa', got {algorithm!r}")
     q, qd, tau = (check_state(model, x, nm) for x, nm in ((q, "q"), (qd, "qd"), (tau, "tau")))
     if q.ndim != 1 or qd.ndim != 1 or tau.ndim != 1:
-        raise ValueError("critical_path traces one state: q, qd, tau must have shape (N,)")
+        raise StateError(f"critical_path traces one state: q, qd, tau must have shape ({model.ndof},), "
+                         f"got {q.shape}, {qd.shape}, {tau.shape}")
     kin = body_kinematics(model, q, qd)
     tr = Tracer()
     if algorithm == "aba":
