@@ -128,7 +128,11 @@ def rnea(fm, x, v, xdd, gravity: bool = True) -> np.ndarray:
     True
     """
     x, v, xdd = fm.check_state(x, "x"), fm.check_state(v, "v"), fm.check_state(xdd, "xdd")
-    kin = flex_kinematics(fm, x, v, gravity)
+    return _newton_euler(fm, flex_kinematics(fm, x, v, gravity), xdd) + _stiffness(fm, x, v)
+
+
+def _newton_euler(fm, kin, xdd) -> np.ndarray:
+    """ℋΦ(𝓜Φ*(ℋ*ẍ + a) + b) on the kinematics ``kin`` of one state (rnea without 𝒦x + 𝒟ẋ)."""
     xdds = _split(fm, xdd)
     A, F = [None] * fm.n, [None] * fm.n
     for k in fm.order:
@@ -141,8 +145,7 @@ def rnea(fm, x, v, xdd, gravity: bool = True) -> np.ndarray:
         p = fm.parents[k]
         if p >= 0:
             F[p] = F[p] + kin.Phi_star[k].T @ F[k]
-    T = np.concatenate([kin.Hs[k].T @ F[k] for k in range(fm.n)])
-    return T + _stiffness(fm, x, v)
+    return np.concatenate([kin.Hs[k].T @ F[k] for k in range(fm.n)])
 
 
 def _inverse(D: np.ndarray) -> np.ndarray:
@@ -285,5 +288,5 @@ def hybrid(fm, x, v, theta_dd, tau_eta=None, gravity: bool = True) -> tuple[np.n
         oe, ot = oe + m, ot + nk
     eta_dd, _ = _articulated(fm, kin, T, acc, masks)
     xdd = np.concatenate([np.concatenate([e, a]) for e, a in zip(eta_dd, acc)])
-    full = rnea(fm, x, v, xdd, gravity)
+    full = _newton_euler(fm, kin, xdd)           # reuses kin; 𝒦x + 𝒟ẋ is 0 on the joint rows
     return np.concatenate(eta_dd), np.concatenate([full[fm.theta_slice[k]] for k in range(fm.n)])
