@@ -31,7 +31,7 @@ from .. import _backend as bk
 from .. import _checks as chk
 from ..errors import ModelError
 from ..model import Inertia, _as_inertia, _symmetric
-from ..spatial import motion_transform, skew, spatial_inertia
+from ..spatial import motion_transform, spatial_inertia
 
 __all__ = ["FlexBody"]
 
@@ -218,7 +218,7 @@ def rigid_inertia(body: FlexBody) -> Inertia:
     mass, symbolic = M[3, 3], M.dtype == object
     if not symbolic and mass <= 0:                                 # symbolic data: no sign test
         return Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
-    mc = M[:3, 3:]                                                 # m c~
-    c = np.array([mc[2, 1], mc[0, 2], mc[1, 0]], dtype=M.dtype) / mass
-    I_com = M[:3, :3] + mass * bk.mm(skew(c), skew(c))             # back from the origin to c
+    cx = M[:3, 3:] / mass                                          # c~ (M's upper right block is m c~)
+    c = np.array([cx[2, 1], cx[0, 2], cx[1, 0]])
+    I_com = M[:3, :3] + mass * cx @ cx                             # back from the origin to c
     return Inertia(mass, c, I_com) if symbolic else Inertia(float(mass), c, _symmetric(I_com))
