@@ -24,31 +24,16 @@ Run: ``python benchmarks/bench_flex.py [--quick]`` (about a minute; --quick: a f
 from __future__ import annotations
 
 import argparse
-import os
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if sys.path[0] != ROOT:
-    sys.path.insert(0, ROOT)
+from _timing import best_time  # first: it puts this checkout on sys.path
 
-import numpy as np  # noqa: E402
-import scipy.linalg as sla  # noqa: E402
+import numpy as np
+import scipy.linalg as sla
 
-import opalg  # noqa: E402
-from opalg import flex  # noqa: E402
-from opalg.exercises.nb14 import random_flex_body  # noqa: E402
-from opalg.flex.kinematics import flex_kinematics  # noqa: E402
-
-
-def best_time(fn, repeat: int = 3) -> float:
-    fn()
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+import opalg
+from opalg import flex
+from opalg.exercises.nb14 import random_flex_body
+from opalg.flex.kinematics import flex_kinematics
 
 
 def flex_chain(n: int, m: int, seed: int) -> flex.FlexModel:

@@ -109,17 +109,28 @@ class BlockTridiagonal(Operator):
 
     def _transpose(self):
         mT = lambda a: np.swapaxes(a, -1, -2)  # noqa: E731
-        return BlockTridiagonal(self.diag_blocks(transpose=True), [mT(u) for u in self._cut(self.U, up=True)],
-                                [mT(x) for x in self._cut(self.L, up=False)], f"{self.name}*")
+        L, U = self.coupling_blocks()
+        return BlockTridiagonal([mT(d) for d in self.diag_blocks()], [mT(u) for u in U], [mT(x) for x in L],
+                                f"{self.name}*")
 
-    def diag_blocks(self, transpose: bool = False) -> list:
+    def diag_blocks(self) -> list:
         """The unpadded diagonal blocks D_i."""
-        out = [self.D[..., i, :s, :s] for i, s in enumerate(self.rows)]
-        return [np.swapaxes(d, -1, -2) for d in out] if transpose else out
+        return [self.D[..., i, :s, :s] for i, s in enumerate(self.rows)]
 
-    def _cut(self, arr, up: bool) -> list:
+    def coupling_blocks(self) -> tuple[list, list]:
+        """The unpadded couplings ``(L, U)``: L_i = A(i+1, i) and U_i = A(i, i+1), n − 1 of each.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from opalg.block_ops import BlockTridiagonal
+        >>> L, U = BlockTridiagonal([np.eye(2), np.eye(1)], [np.ones((1, 2))]).coupling_blocks()
+        >>> L[0].shape, U[0].shape
+        ((1, 2), (2, 1))
+        """
         s = self.rows
-        return [arr[..., i, :s[i], :s[i + 1]] if up else arr[..., i, :s[i + 1], :s[i]] for i in range(self.n - 1)]
+        return ([self.L[..., i, :s[i + 1], :s[i]] for i in range(self.n - 1)],
+                [self.U[..., i, :s[i], :s[i + 1]] for i in range(self.n - 1)])
 
     def solve(self, rhs, method: str = "cyclic", trace: bool = False):
         r"""Solve ``A x = rhs`` for a vector rhs of shape (..., N) (:meth:`solve_matrix` for columns).

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import opalg
-from opalg.builders import random_inertia
-from opalg.flex import FlexBody, FlexModel
+from opalg.exercises.nb14 import random_flex_tree
+from opalg.flex import FlexModel
 
 H_CS = 1e-30  # complex step: no subtraction, so any tiny step is exact to rounding
 
@@ -112,31 +111,14 @@ def grad_potential(fm, x):
     return out
 
 
-def random_flex_model(n, topology, seed, joints="all", max_modes=3, gravity=(0.0, 0.0, -9.81)):
-    """Random flexible tree: topology, joints and placements of opalg.random_model, random
-    hubs, 1–4 nodes per body (node 0 sometimes massless), 0..max_modes modes, random
-    attachment nodes, SPD stiffness and PSD damping."""
-    rng = np.random.default_rng(seed)
-    rigid = opalg.random_model(n, topology, seed=rng, joints=joints)
-    bodies, attach = [], []
-    for k in range(n):
-        p = int(rng.integers(1, 5))
-        m = int(rng.integers(0, max_modes + 1))
-        pos = rng.uniform(-0.6, 0.6, size=(p, 3))
-        inert = []
-        for j in range(p):
-            if j == 0 and p > 1 and rng.random() < 0.3:
-                inert.append((0.0, np.zeros(3), np.zeros((3, 3))))
-            else:
-                inert.append(random_inertia(rng))
-        hub = random_inertia(rng)
-        Phi = 0.5 * rng.normal(size=(p, 3, m))
-        Psi = 0.5 * rng.normal(size=(p, 3, m))
-        B = rng.normal(size=(m, m))
-        C = rng.normal(size=(m, m))
-        bodies.append(FlexBody(hub, pos, inert, Phi, Psi, K=B @ B.T + m * np.eye(m), D=0.1 * C @ C.T))
-        par = rigid.parents[k]
-        attach.append(-1 if par < 0 else int(rng.integers(-1, 0)) if rng.random() < 0.2 else None)
-    attach = [a if a is not None else int(rng.integers(0, bodies[rigid.parents[k]].p))
-              for k, a in enumerate(attach)]
-    return FlexModel(rigid.parents, rigid.joints, rigid.placements, bodies, attach, gravity)
+def random_flex_model(n, topology, seed, max_modes=3, gravity=(0.0, 0.0, -9.81)):
+    """Random flexible tree: opalg.exercises.nb14.random_flex_tree (topology, every joint kind
+    and placements of opalg.random_model, random hubs, 1–4 nodes per body with node 0 sometimes
+    massless, 0..max_modes modes, SPD stiffness, random attachment nodes), plus a random PSD
+    damping on every body.  Only test data: no quantity checked here comes from it."""
+    fm = random_flex_tree(n, topology, seed, max_modes, gravity)
+    rng = np.random.default_rng([seed, 1])
+    for b in fm.bodies:
+        C = rng.normal(size=(b.m, b.m))
+        b.D = 0.1 * C @ C.T
+    return fm

@@ -59,7 +59,7 @@ def test_critical_path_bad_input():
     z = np.zeros(m.ndof)
     with pytest.raises(ValueError, match="algorithm"):
         critical_path(m, z, z, z, "rnea")
-    with pytest.raises(ValueError, match="one state"):
+    with pytest.raises(opalg.StateError, match="one state"):
         critical_path(m, np.zeros((2, m.ndof)), z, z)
     with pytest.raises(opalg.StateError, match="qd has shape"):
         critical_path(m, z, z[:1], z)

@@ -214,3 +214,20 @@ def test_energy_random_tree():
     energy0 = _energy(fm, x, v)
     x1, v1 = _rk4(fm, x, v, 1e-3, 100)
     assert abs(_energy(fm, x1, v1) - energy0) <= 1e-6 * abs(energy0) + 1e-9
+
+
+def test_singular_articulated_pivot_names_the_body():
+    """A point mass on the joint axis (massless hub, one node at the origin, no rotary inertia)
+    gives the revolute row of ℋPℋ* zero: aba and operators refuse naming body 0, while hybrid,
+    which eliminates only the (massive) modal row, still solves."""
+    base = flex.examples.two_link_arm(modes=1)
+    point = flex.FlexBody((0.0, np.zeros(3), np.zeros((3, 3))), [[0.0, 0, 0]], [(1.0, np.zeros(3), np.zeros((3, 3)))],
+                          Phi=[[[0.0], [1.0], [0.0]]], K=[[1.0]])
+    fm = flex.FlexModel([-1], base.joints[:1], [(np.eye(3), np.zeros(3))], [point])
+    z = np.zeros(fm.ndof)
+    with pytest.raises(opalg.SingularConfigurationError, match=r"body 0 .*pivot D\(k\)"):
+        flex.aba(fm, z, z, z)
+    with pytest.raises(opalg.SingularConfigurationError, match=r"body 0 .*pivot D\(k\)"):
+        flex.operators(fm, z).D
+    eta_dd, _ = flex.hybrid(fm, z, z, [0.0])
+    assert np.all(np.isfinite(eta_dd))

@@ -34,7 +34,7 @@ def bcr_cases() -> list:
     for n, seed in ((5, 1302), (8, 1303), (7, 1304), (2, 1305)):
         m = opalg.random_model(n, "chain", seed=seed, joints="all")
         A = fijany.factors(m, rng.uniform(-1.0, 1.0, m.ndof)).A
-        D, L, U = A.diag_blocks(), A._cut(A.L, up=False), A._cut(A.U, up=True)
+        D, (L, U) = A.diag_blocks(), A.coupling_blocks()
         b = [rng.normal(size=s) for s in A.rows]
         out.append((f"A of a {n}-body chain (block sizes {list(A.rows)})", D, L, U, b))
     return out

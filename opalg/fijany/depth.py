@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import StateError
 from ..kinematics import body_kinematics, check_state
 from ..model import Model
 from .factors import _factors
@@ -151,8 +152,7 @@ def _cfa(model: Model, kin, tau, tr: Tracer, F) -> list:
     rows = np.cumsum([0] + [sum(nc[k] for k in lev) for lev in F.levels])
     # A's level blocks and B's level rows are formed from model data by local operations (depth 1)
     Dl = [tr.op(lambda a: a, d) for d in F.A.diag_blocks()]
-    Ll = [tr.op(lambda a: a, x) for x in F.A._cut(F.A.L, up=False)]
-    Ul = [tr.op(lambda a: a, x) for x in F.A._cut(F.A.U, up=True)]
+    Ll, Ul = ([tr.op(lambda a: a, x) for x in xs] for xs in F.A.coupling_blocks())
     rhs = [tr.op(lambda ys, Bl: (np.concatenate([Wd[k] @ yk for k, yk in zip(lev, ys)]) - Bl @ tau)[:, None],
                  [y[k] for k in lev], Bd[rows[d]:rows[d + 1]]) for d, lev in enumerate(F.levels)]
     Fc = _bcr(Dl, Ll, Ul, rhs, tr)
@@ -190,7 +190,8 @@ def critical_path(model: Model, q, qd, tau, algorithm: str = "cfa") -> CriticalP
         raise ValueError(f"critical_path: algorithm must be 'aba' or 'cfa', got {algorithm!r}")
     q, qd, tau = (check_state(model, x, nm) for x, nm in ((q, "q"), (qd, "qd"), (tau, "tau")))
     if q.ndim != 1 or qd.ndim != 1 or tau.ndim != 1:
-        raise ValueError("critical_path traces one state: q, qd, tau must have shape (N,)")
+        raise StateError(f"critical_path traces one state: q, qd, tau must have shape ({model.ndof},), "
+                         f"got {q.shape}, {qd.shape}, {tau.shape}")
     kin = body_kinematics(model, q, qd)
     tr = Tracer()
     if algorithm == "aba":

@@ -91,6 +91,7 @@ class Factors:
     C : BlockSparse            N×N, label order
     levels : list              the bodies of each depth level
     cf_order : list            the bodies in constraint-space (level) order
+    cf_rows : ndarray          row r of the level order is row cf_rows[r] of the label order
     Minv : list                M⁻¹(k)
     """
 
@@ -104,6 +105,7 @@ class Factors:
     C: BlockSparse
     levels: list
     cf_order: list
+    cf_rows: np.ndarray
     Minv: list
     Xup: list
 
@@ -114,14 +116,9 @@ class Factors:
 
     def to_labels(self, F: np.ndarray) -> np.ndarray:
         """A constraint-space vector (..., Σ(6 − n_k)) from level order to label order."""
-        parts = _split_vec(F, [6 - self.model.joints[k].ndof for k in self.cf_order])
-        by_body = dict(zip(self.cf_order, parts))
-        return np.concatenate([by_body[k] for k in range(self.model.n)], -1)
-
-
-def _split_vec(x, sizes):
-    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    return [x[..., offs[i]:offs[i + 1]] for i in range(len(sizes))]
+        out = np.empty_like(F)
+        out[..., self.cf_rows] = F
+        return out
 
 
 def _q_blocks(model: Model, Xup: list, Minv: list) -> dict:
@@ -148,6 +145,8 @@ def _factors(model: Model, q: np.ndarray, kin) -> Factors:
     order = [k for lev in levels for k in lev]
     pos = {k: i for i, k in enumerate(order)}
     nc = [6 - model.joints[k].ndof for k in order]
+    offs = np.concatenate([[0], np.cumsum([6 - s for s in model.joint_sizes])]).astype(int)
+    cf_rows = np.concatenate([np.arange(offs[k], offs[k + 1]) for k in order]).astype(int)
     Ab = {(pos[i], pos[j]): W[i] @ Qij @ bk.mT(W[j]) for (i, j), Qij in Qb.items()}
     Bb = {(pos[i], j): W[i] @ Qij @ Hh[j] for (i, j), Qij in Qb.items()}
     Cb = {(i, j): bk.mT(Hh[i]) @ Qij @ Hh[j] for (i, j), Qij in Qb.items()}
@@ -157,29 +156,24 @@ def _factors(model: Model, q: np.ndarray, kin) -> Factors:
                    BlockDiagonal(W, "W"), BlockDiagonal([bk.mT(h) for h in Hh], "H_hat"),
                    _level_tridiagonal(A_bodies, levels, pos, kin.batch), A_bodies,
                    BlockSparse(Bb, nc, sizes, "B"), BlockSparse(Cb, sizes, sizes, "C"),
-                   levels, order, Minv, kin.Xup)
+                   levels, order, cf_rows, Minv, kin.Xup)
 
 
 def _level_tridiagonal(Ab: BlockSparse, levels, pos, batch) -> BlockTridiagonal:
-    """A over depth levels: the body blocks of each (level, level) pair assembled densely."""
-    span, off = [], 0
-    for lev in levels:
-        s = sum(Ab.rows[pos[k]] for k in lev)
-        span.append((off, off + s))
-        off += s
+    """A over depth levels: each body block of A placed once into its (level, level) block."""
+    level = {pos[k]: d for d, lev in enumerate(levels) for k in lev}
     starts = np.concatenate([[0], np.cumsum(Ab.rows)]).astype(int)
-
-    def block(a, b):
-        (r0, r1), (c0, c1) = span[a], span[b]
-        out = np.zeros(batch + (r1 - r0, c1 - c0))
-        for (i, j), blk in Ab.blocks.items():
-            if r0 <= starts[i] < r1 and c0 <= starts[j] < c1:
-                out[..., starts[i] - r0:starts[i + 1] - r0, starts[j] - c0:starts[j + 1] - c0] = blk
-        return out
-
+    first = [starts[pos[lev[0]]] for lev in levels] + [starts[-1]]   # level d: rows first[d]:first[d+1]
+    out = {}
+    for (i, j), blk in Ab.blocks.items():
+        a, b = level[i], level[j]
+        if (a, b) not in out:
+            out[a, b] = np.zeros(batch + (first[a + 1] - first[a], first[b + 1] - first[b]))
+        out[a, b][..., starts[i] - first[a]:starts[i + 1] - first[a],
+                  starts[j] - first[b]:starts[j + 1] - first[b]] = blk
     d = len(levels)
-    return BlockTridiagonal([block(a, a) for a in range(d)], [block(a + 1, a) for a in range(d - 1)],
-                            [block(a, a + 1) for a in range(d - 1)], "A")
+    return BlockTridiagonal([out[a, a] for a in range(d)], [out[a + 1, a] for a in range(d - 1)],
+                            [out[a, a + 1] for a in range(d - 1)], "A")
 
 
 def factors(model: Model, q) -> Factors:
@@ -257,8 +251,7 @@ def _forward(model: Model, q, qd, tau, f_ext=None, gravity: bool = True, method:
     y = [kin.a[k] + Mb[k] - (0 if model.parents[k] < 0 else bk.mv(kin.Xup[k], Mb[model.parents[k]]))
          for k in range(model.n)]                                   # y = a + (I − ℰφ*) M⁻¹ b
     y = np.concatenate(np.broadcast_arrays(*y), -1)
-    rhs = F.W @ y
-    rhs = np.concatenate([_split_vec(rhs, [6 - n for n in model.joint_sizes])[k] for k in F.cf_order], -1)
+    rhs = (F.W @ y)[..., F.cf_rows]                                  # label → level order
     Fc = F.A.solve(rhs - F.B @ tau, method)                          # level order
     qdd = F.C @ tau + F.B.T @ Fc - F.H_hat @ y
     return [qdd, F.to_labels(Fc)]

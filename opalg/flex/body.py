@@ -31,7 +31,7 @@ from .. import _backend as bk
 from .. import _checks as chk
 from ..errors import ModelError
 from ..model import Inertia, _as_inertia, _symmetric
-from ..spatial import spatial_inertia
+from ..spatial import motion_transform, spatial_inertia
 
 __all__ = ["FlexBody"]
 
@@ -213,17 +213,12 @@ def rigid_inertia(body: FlexBody) -> Inertia:
     >>> float(rigid_inertia(b).mass), rigid_inertia(b).com.tolist()
     (2.0, [1.0, 0.0, 0.0])
     """
-    from ..spatial import motion_transform, skew
     X = motion_transform(np.eye(3), body.node_positions)          # ^jX_k at η = 0
     M = body.M_hub + np.einsum("jab,jbc,jcd->ad", np.swapaxes(X, -1, -2), body.M_nodes, X)
-    mass = M[3, 3]
-    if M.dtype == object:                                          # symbolic data: no sign test
-        mc = M[:3, 3:]
-        c = np.array([mc[2, 1], mc[0, 2], mc[1, 0]], dtype=object) / mass
-        return Inertia(mass, c, M[:3, :3] + mass * (bk.mm(skew(c), skew(c))))
-    if mass <= 0:
+    mass, symbolic = M[3, 3], M.dtype == object
+    if not symbolic and mass <= 0:                                 # symbolic data: no sign test
         return Inertia(0.0, np.zeros(3), np.zeros((3, 3)))
-    mc = M[:3, 3:]                                                 # m c~
-    c = np.array([mc[2, 1], mc[0, 2], mc[1, 0]]) / mass
-    cx = mc / mass
-    return Inertia(float(mass), c, _symmetric(M[:3, :3] + mass * cx @ cx))
+    cx = M[:3, 3:] / mass                                          # c~ (M's upper right block is m c~)
+    c = np.array([cx[2, 1], cx[0, 2], cx[1, 0]])
+    I_com = M[:3, :3] + mass * cx @ cx                             # back from the origin to c
+    return Inertia(mass, c, I_com) if symbolic else Inertia(float(mass), c, _symmetric(I_com))

@@ -84,11 +84,7 @@ def crba(fm, x) -> np.ndarray:
     """
     x = fm.check_state(x, "x")
     kin = flex_kinematics(fm, x)
-    R = [Mk.copy() for Mk in kin.Mcal]
-    for k in reversed(fm.order):
-        p = fm.parents[k]
-        if p >= 0:
-            R[p] = R[p] + kin.Phi_star[k].T @ R[k] @ kin.Phi_star[k]
+    R = _composite(fm, kin)
     out = _zeros((fm.ndof, fm.ndof), kin.dtype)
     rows = [slice(fm.eta_slice[k].start, fm.theta_slice[k].stop) for k in range(fm.n)]
     for k in range(fm.n):
@@ -102,6 +98,16 @@ def crba(fm, x) -> np.ndarray:
             out[rows[j], rows[k]] = blk
             out[rows[k], rows[j]] = blk.T
     return out
+
+
+def _composite(fm, kin) -> list:
+    """R(k) = 𝓜(k) + Σ_c Φ(k,c) R(c) Φ*(k,c), inward (E5): the composite enlarged-node inertias."""
+    R = [Mk.copy() for Mk in kin.Mcal]
+    for k in reversed(fm.order):
+        p = fm.parents[k]
+        if p >= 0:
+            R[p] = R[p] + kin.Phi_star[k].T @ R[k] @ kin.Phi_star[k]
+    return R
 
 
 def rnea(fm, x, v, xdd, gravity: bool = True) -> np.ndarray:
@@ -122,7 +128,11 @@ def rnea(fm, x, v, xdd, gravity: bool = True) -> np.ndarray:
     True
     """
     x, v, xdd = fm.check_state(x, "x"), fm.check_state(v, "v"), fm.check_state(xdd, "xdd")
-    kin = flex_kinematics(fm, x, v, gravity)
+    return _newton_euler(fm, flex_kinematics(fm, x, v, gravity), xdd) + _stiffness(fm, x, v)
+
+
+def _newton_euler(fm, kin, xdd) -> np.ndarray:
+    """ℋΦ(𝓜Φ*(ℋ*ẍ + a) + b) on the kinematics ``kin`` of one state (rnea without 𝒦x + 𝒟ẋ)."""
     xdds = _split(fm, xdd)
     A, F = [None] * fm.n, [None] * fm.n
     for k in fm.order:
@@ -135,8 +145,7 @@ def rnea(fm, x, v, xdd, gravity: bool = True) -> np.ndarray:
         p = fm.parents[k]
         if p >= 0:
             F[p] = F[p] + kin.Phi_star[k].T @ F[k]
-    T = np.concatenate([kin.Hs[k].T @ F[k] for k in range(fm.n)])
-    return T + _stiffness(fm, x, v)
+    return np.concatenate([kin.Hs[k].T @ F[k] for k in range(fm.n)])
 
 
 def _inverse(D: np.ndarray) -> np.ndarray:
@@ -150,6 +159,23 @@ def _inverse(D: np.ndarray) -> np.ndarray:
     Dm = sp.Matrix(D.tolist())
     det = Dm.det(method="berkowitz")
     return np.array((Dm.adjugate(method="berkowitz") / det).tolist(), dtype=object)
+
+
+def _gain(fm, k: int, D: np.ndarray, U: np.ndarray, sym: bool):
+    """G(k) = U D(k)⁻¹ and, for sympy entries, D(k)⁻¹ by adjugate (None for numbers).
+
+    Numeric pivots must be positive definite: otherwise a SingularConfigurationError naming
+    body k (sympy pivots cannot be tested and are not).
+    """
+    if sym:
+        Dinv = _inverse(D) if D.size else D
+        return U @ Dinv, Dinv
+    try:
+        np.linalg.cholesky(D)                                            # D(k) SPD: the pivot check
+    except np.linalg.LinAlgError:
+        raise SingularConfigurationError(
+            f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
+    return np.linalg.solve(D, U.T).T, None                              # a 0 × 0 D gives G = U (d_k × 0)
 
 
 def _articulated(fm, kin, T_p, acc_a, masks):
@@ -172,16 +198,7 @@ def _articulated(fm, kin, T_p, acc_a, masks):
         z[k] = z[k] + P[k] @ ap[k]                                       # z = Pa′ + b + Σ Φz⁺ (E9)
         D[k] = Hp[k].T @ P[k] @ Hp[k]
         U = P[k] @ Hp[k]
-        if sym:
-            Dinv[k] = _inverse(D[k]) if D[k].size else D[k]
-            G[k] = U @ Dinv[k]
-        else:
-            try:
-                np.linalg.cholesky(D[k])                                 # D(k) SPD: the pivot check
-            except np.linalg.LinAlgError:
-                raise SingularConfigurationError(
-                    f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
-            G[k] = np.linalg.solve(D[k], U.T).T if D[k].size else U
+        G[k], Dinv[k] = _gain(fm, k, D[k], U, sym)
         eps[k] = T_p[k] - Hp[k].T @ z[k]
         Pp[k] = P[k] - G[k] @ U.T
         if not sym:
@@ -271,5 +288,5 @@ def hybrid(fm, x, v, theta_dd, tau_eta=None, gravity: bool = True) -> tuple[np.n
         oe, ot = oe + m, ot + nk
     eta_dd, _ = _articulated(fm, kin, T, acc, masks)
     xdd = np.concatenate([np.concatenate([e, a]) for e, a in zip(eta_dd, acc)])
-    full = rnea(fm, x, v, xdd, gravity)
+    full = _newton_euler(fm, kin, xdd)           # reuses kin; 𝒦x + 𝒟ẋ is 0 on the joint rows
     return np.concatenate(eta_dd), np.concatenate([full[fm.theta_slice[k]] for k in range(fm.n)])

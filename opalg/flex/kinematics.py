@@ -97,7 +97,11 @@ def node_inertia(body: FlexBody, eta) -> np.ndarray:
     >>> M.shape, bool(np.all(np.linalg.eigvalsh(M) > 0))
     ((8, 8), True)
     """
-    X, Pi = node_transforms(body, eta)[:2]
+    return _node_inertia(body, *node_transforms(body, eta)[:2])
+
+
+def _node_inertia(body: FlexBody, X: np.ndarray, Pi: np.ndarray) -> np.ndarray:
+    """:func:`node_inertia` from the node transforms ^jX_k and Π_j already computed."""
     B = np.concatenate([Pi, X], axis=-1)                                # (p, 6, m + 6)
     out = np.einsum("jai,jab,jbk->ik", B, body.M_nodes, B)
     if body.M_hub.dtype == object and out.dtype != object:
@@ -157,8 +161,7 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
         Hk[m:, m:] = S
         Hs[k] = Hk
         X, Pi, vJn, cJn = nodes[k]
-        Mk = node_inertia(body, x[fm.eta_slice[k]])
-        Mcal[k] = Mk
+        Mcal[k] = _node_inertia(body, X, Pi)                              # the node transforms once
         if p == -1:
             X_root[k] = Xn
         else:

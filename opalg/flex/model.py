@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _backend as bk
 from ..errors import ModelError, StateError
+from ..kinematics import _double, _read
 from ..model import Model
 from ..spatial import motion_transform
 from .body import FlexBody, rigid_inertia
@@ -156,28 +157,13 @@ class FlexModel:
         refused, never evaluated (:func:`opalg._backend.asarray`), and so are nan, inf and
         sympy's nan, zoo, ±oo.
         """
-        if type(x) is np.ndarray and x.dtype.kind in "fc" and x.dtype.itemsize in (8, 16):
-            a = x                                                    # the common numeric case
-        else:
-            try:
-                a = bk.asarray(x, name, StateError)
-                if a.dtype.kind not in "iufcO":
-                    raise TypeError
-                if a.dtype != object:
-                    a = a.astype(complex if a.dtype.kind == "c" else float)
-            except (TypeError, ValueError) as e:
-                if isinstance(e, StateError):
-                    raise
-                raise StateError(f"{name} must be an array of numbers or sympy expressions, got {x!r}") from None
+        a = _read(x, name)
         if a.shape != (self.ndof,):
             raise StateError(f"{name} has shape {a.shape}, expected ({self.ndof},) "
                              "(each body's modal coordinates, then its joint coordinates)")
-        if a.dtype == object:
-            bad = bk.first_nonfinite(a)
-            if bad is not None:
-                raise StateError(f"{name} has a non-finite entry at index {bad[0][0]} ({bad[1]})")
-        elif not np.all(np.isfinite(a)):
-            raise StateError(f"{name} has non-finite entries at {np.flatnonzero(~np.isfinite(a)).tolist()}")
+        a, bad = _double(a)
+        if bad is not None:
+            raise StateError(f"{name} has a non-finite entry at index {bad[0][0]} ({bad[1]})")
         return a
 
     def __repr__(self) -> str:

@@ -35,10 +35,9 @@ from functools import cached_property
 import numpy as np
 
 from ..algebra import BlockDiagonal, EdgeOperator
-from ..errors import SingularConfigurationError
 from ..riccati import check_passive, split_axes
 from ..soa import DerivedOperators
-from .dynamics import _inverse
+from .dynamics import _composite, _gain
 from .kinematics import _eye, _zeros, flex_kinematics
 
 __all__ = ["FlexOperators", "operators"]
@@ -98,12 +97,7 @@ class FlexOperators(DerivedOperators):
 
     @cached_property
     def R(self) -> BlockDiagonal:
-        fm, kin = self.model, self.kin
-        R = [Mk.copy() for Mk in kin.Mcal]
-        for k in reversed(fm.order):
-            if fm.parents[k] >= 0:
-                R[fm.parents[k]] = R[fm.parents[k]] + kin.Phi_star[k].T @ R[k] @ kin.Phi_star[k]
-        return BlockDiagonal(R, "R")
+        return BlockDiagonal(_composite(self.model, self.kin), "R")
 
     # -- articulated body / innovations --------------------------------------
     @cached_property
@@ -119,16 +113,7 @@ class FlexOperators(DerivedOperators):
         for k in reversed(fm.order):
             U = P[k] @ Hp[k].T
             D[k] = Hp[k] @ U
-            if sym:
-                Dinv[k] = _inverse(D[k]) if D[k].size else D[k]
-                G[k] = U @ Dinv[k]
-            else:
-                try:
-                    np.linalg.cholesky(D[k]) if D[k].size else None   # the pivot of body k must be SPD
-                except np.linalg.LinAlgError:
-                    raise SingularConfigurationError(
-                        f"body {k} ({fm.names[k]}): the articulated pivot D(k) is not positive definite") from None
-                G[k] = np.linalg.solve(D[k], U.T).T if D[k].size else U  # U is d_k × 0 then: G = 0
+            G[k], Dinv[k] = _gain(fm, k, D[k], U, sym)
             tau[k] = _eye(self._nodes[k], kin.dtype) - G[k] @ Hp[k]
             Pp[k] = tau[k] @ P[k]
             if not sym:
