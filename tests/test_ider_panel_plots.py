@@ -336,3 +336,16 @@ def test_arm_frames_frame_i_shows_state_i_in_any_order(runs):
     assert first == ArmFrames(r).png(4)
     with pytest.raises(IndexError, match=r"sample -14 out of range"):
         frames.update(-14)
+
+
+def test_no_run_draws_placeholders_on_every_axis():
+    """A choice singular at t = 0 (PanelOutput.result None): draw() and draw_arm(None) put a
+    placeholder text on each axis and draw no curve."""
+    from opalg.ider.panel import PanelOutput
+
+    fig = draw(PanelOutput(None, None, "infeasible: singular at t = 0", False))
+    assert [ax.get_gid() for ax in fig.axes] == ["kappa", "moments", "displacements", "arm"]
+    for ax in fig.axes:
+        assert not ax.lines and [t.get_text() for t in ax.texts] in (["no run: singular at $t = 0$"], ["no run"])
+    ax = draw_arm(None).axes[0]
+    assert ax.get_gid() == "arm" and not ax.lines and [t.get_text() for t in ax.texts] == ["no run"]
