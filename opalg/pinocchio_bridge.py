@@ -202,11 +202,12 @@ def build_pinocchio(model: Model, gravity: bool = True) -> PinocchioTwin:
         if joint.free:   # the same q = [p; x, y, z, w]; velocity halves swapped by the twin (K9)
             parent = pm.addJoint(parent, pin.JointModelFreeFlyer(),
                                  pin.SE3(np.asarray(R, dtype=float), np.asarray(r, dtype=float)), jn)
-        for i, (kind, axis, pitch) in enumerate(zip(joint.kinds, joint.axes, joint.pitches)):
-            place = pin.SE3(np.asarray(R, dtype=float), np.asarray(r, dtype=float)) if i == 0 \
-                else pin.SE3.Identity()
-            parent = pm.addJoint(parent, _pin_joint(kind, axis, pitch), place,
-                                 jn if joint.ndof == 1 else f"{jn}_{i}")
+        else:
+            for i, (kind, axis, pitch) in enumerate(zip(joint.kinds, joint.axes, joint.pitches)):
+                place = pin.SE3(np.asarray(R, dtype=float), np.asarray(r, dtype=float)) if i == 0 \
+                    else pin.SE3.Identity()
+                parent = pm.addJoint(parent, _pin_joint(kind, axis, pitch), place,
+                                     jn if joint.ndof == 1 else f"{jn}_{i}")
         inr = model.inertias[k]
         pm.appendBodyToJoint(parent, pin.Inertia(float(inr.mass), np.asarray(inr.com, dtype=float),
                                                  np.asarray(inr.I_com, dtype=float)), pin.SE3.Identity())

@@ -56,6 +56,12 @@ def _coeff(name: str, x):
     return out if np.iscomplexobj(x) else out.real
 
 
+def _left_jacobian(w, x) -> np.ndarray:
+    """V(ω) = I + B ω̃ + C ω̃² (x = θ² = |ω|²): p₁ = p₀ + R₀ V(ω) v in :func:`exp_free`."""
+    W = skew(w)
+    return np.eye(3) + _coeff("B", x)[..., None, None] * W + _coeff("C", x)[..., None, None] * (W @ W)
+
+
 def rotation(quat) -> np.ndarray:
     r"""Rotation matrix of a quaternion (x, y, z, w): :math:`I + \frac{2}{|q|^2}(w\tilde\epsilon + \tilde\epsilon^2)`.
 
@@ -115,10 +121,8 @@ def exp_free(qf, xi) -> np.ndarray:
     x = np.sum(w * w, -1)
     half = np.concatenate([(_coeff("A", x / 4) / 2)[..., None] * w,
                            (1 - x / 4 * _coeff("B", x / 4))[..., None]], -1)   # Exp(ω) as a quaternion
-    W = skew(w)
-    V = np.eye(3) + _coeff("B", x)[..., None, None] * W + _coeff("C", x)[..., None, None] * (W @ W)
     R0 = rotation(qf[..., 3:])
-    p1 = qf[..., :3] + np.einsum("...ij,...jk,...k->...i", R0, V, v)
+    p1 = qf[..., :3] + np.einsum("...ij,...jk,...k->...i", R0, _left_jacobian(w, x), v)
     return np.concatenate([p1, multiply(qf[..., 3:], half)], -1)
 
 
@@ -144,8 +148,6 @@ def log_free(q0, q1) -> np.ndarray:
     s = np.linalg.norm(d[..., :3], axis=-1)
     ratio = np.where(s < 1e-8, 2 / d[..., 3], 2 * np.arctan2(s, d[..., 3]) / np.where(s < 1e-8, 1, s))
     w = ratio[..., None] * d[..., :3]
-    x = np.sum(w * w, -1)
-    W = skew(w)
-    V = np.eye(3) + _coeff("B", x)[..., None, None] * W + _coeff("C", x)[..., None, None] * (W @ W)
     dp = np.einsum("...ji,...j->...i", rotation(a), q1[..., :3] - q0[..., :3])
+    V = _left_jacobian(w, np.sum(w * w, -1))
     return np.concatenate([w, np.linalg.solve(V, dp[..., None])[..., 0]], -1)

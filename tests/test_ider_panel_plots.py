@@ -142,6 +142,17 @@ def test_reach_series_equals_the_singular_value_ratio_of_a_complex_step_jacobian
     assert s.reach.min() > 0.2
 
 
+def test_kappa_series_threshold_is_the_runs_own():
+    """A run simulated with a non-default stop_tol stops at that threshold, and kappa_series
+    (hence the κ axis) draws that threshold, not the default STOP_TOL."""
+    tol = 0.003   # κ(0) ≈ 0.0049 for this choice: the run starts, then stops earlier than at 0.001
+    r = ider.simulate("no motor at joint 3", t_eval=np.linspace(0.0, 0.3, 31), refine=False, stop_tol=tol)
+    s = kappa_series(r)
+    assert s.stop_tol == tol != ider.STOP_TOL
+    assert r.status == "singular" and tol < s.kappa.min() < 2 * tol   # stopped at this threshold
+    assert kappa_series(r, stop_tol=ider.STOP_TOL).stop_tol == ider.STOP_TOL   # an explicit one wins
+
+
 def test_kappa_axis_draws_the_series_the_threshold_and_the_stop(stopped):
     """The κ axis shows kappa_series's κ and ρ, the threshold line and the stop line at t_fail."""
     r = stopped.result
@@ -325,3 +336,16 @@ def test_arm_frames_frame_i_shows_state_i_in_any_order(runs):
     assert first == ArmFrames(r).png(4)
     with pytest.raises(IndexError, match=r"sample -14 out of range"):
         frames.update(-14)
+
+
+def test_no_run_draws_placeholders_on_every_axis():
+    """A choice singular at t = 0 (PanelOutput.result None): draw() and draw_arm(None) put a
+    placeholder text on each axis and draw no curve."""
+    from opalg.ider.panel import PanelOutput
+
+    fig = draw(PanelOutput(None, None, "infeasible: singular at t = 0", False))
+    assert [ax.get_gid() for ax in fig.axes] == ["kappa", "moments", "displacements", "arm"]
+    for ax in fig.axes:
+        assert not ax.lines and [t.get_text() for t in ax.texts] in (["no run: singular at $t = 0$"], ["no run"])
+    ax = draw_arm(None).axes[0]
+    assert ax.get_gid() == "arm" and not ax.lines and [t.get_text() for t in ax.texts] == ["no run"]

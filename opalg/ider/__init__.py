@@ -265,7 +265,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         status, msg = "completed", f"completed {t_end:g} s"
     settings = dict(A=None if A is None else (A if isinstance(A, str) else np.asarray(A).tolist()),
                     t_end=t_end, inertia=inertia, gravity=gravity, formulation=formulation,
-                    stabilization=gains)
+                    stabilization=gains, stop_tol=stop_tol)
     return IderResult(np.asarray(ivp.t), q, qd, qdd, tau, v, tp, err, kap, status, msg, t_fail,
                       settings, t_sing)
 

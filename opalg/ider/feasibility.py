@@ -55,7 +55,8 @@ def kappa_series(result, stop_tol: float | None = None) -> FeasibilitySeries:
     result : IderResult
         A run of :func:`opalg.ider.simulate`.
     stop_tol : float, optional
-        The threshold the run was simulated with (default :data:`opalg.ider.STOP_TOL`).
+        The threshold to draw; default the one the run was simulated with
+        (``result.settings["stop_tol"]``, else :data:`opalg.ider.STOP_TOL`).
 
     Examples
     --------
@@ -69,7 +70,9 @@ def kappa_series(result, stop_tol: float | None = None) -> FeasibilitySeries:
 
     if not hasattr(result, "conditioning") or not hasattr(result, "q"):
         raise TypeError(f"kappa_series needs an IderResult, got {type(result).__name__}")
-    tol = STOP_TOL if stop_tol is None else float(stop_tol)
+    if stop_tol is None:
+        stop_tol = (getattr(result, "settings", None) or {}).get("stop_tol", STOP_TOL)
+    tol = float(stop_tol)
     q = np.asarray(result.q, dtype=float)
     reach = np.array([reach_measure(qi) for qi in q]) if len(q) else np.zeros(0)
     t_stop = None if result.status == "completed" else result.t_fail

@@ -229,8 +229,9 @@ def write_csv(path_, conv: IderResult, ctrl: IderResult) -> None:
     """The plotted data as CSV: t, then per run and joint Δθ (deg), θ̇ (rad/s), T (N·m); 10 digits."""
     cols, names = [conv.t], ["t_s"]
     for tag, r in (("conv", conv), ("ctrl", ctrl)):
+        d, rate, T = (series(r, kind) for kind in ("displacements", "rates", "moments"))
         for i in range(3):
-            cols += [np.rad2deg(r.q[:, i] - r.q[0, i]), r.qd[:, i], r.tau[:, i]]
+            cols += [d[:, i], rate[:, i], T[:, i]]
             names += [f"{tag}_dtheta{i + 1}_deg", f"{tag}_rate{i + 1}_rad_s", f"{tag}_moment{i + 1}_Nm"]
     np.savetxt(path_, np.column_stack(cols), delimiter=",", header=",".join(names), comments="",
                fmt="%.9e")

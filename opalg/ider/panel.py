@@ -309,7 +309,7 @@ class IderPanel:
             from matplotlib.figure import Figure
 
             fig = Figure(figsize=ARM_FIGSIZE)
-            draw_arm(r if r is not None else _EMPTY, ax=fig.add_subplot())
+            draw_arm(r, ax=fig.add_subplot())
             self._frames = None
             self.arm.value = _png(fig)
             return
@@ -341,16 +341,6 @@ class IderPanel:
         finally:
             self._hold = False
         return self.update()
-
-
-class _Empty:
-    """A run with no samples (the choice was singular at t = 0), for the arm's placeholder."""
-
-    t = np.zeros(0)
-    settings: dict = {}
-
-
-_EMPTY = _Empty()
 
 
 def build_panel() -> IderPanel:

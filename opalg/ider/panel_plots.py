@@ -120,7 +120,8 @@ def draw_arm(result, i: int = -1, ax=None, ghost=None):
 
     Parameters
     ----------
-    result : IderResult
+    result : IderResult or None
+        None (a choice singular at t = 0) or a run without samples draws a "no run" placeholder.
     i : int
         Sample index (negative counts from the end).
     ax : matplotlib Axes, optional
@@ -149,7 +150,7 @@ def draw_arm(result, i: int = -1, ax=None, ghost=None):
         ax = fig.add_subplot()
     fig = ax.figure
     ax.set_gid("arm")
-    n = len(result.t)
+    n = 0 if result is None else len(result.t)
     if n == 0:
         _empty(ax, "no run")
         return fig
@@ -224,11 +225,7 @@ def draw(out, fig=None, arm: bool = True, ghost=None):
         if ax.get_legend_handles_labels()[0]:
             ax.legend(ncol=2 if ax.get_gid() != "kappa" else 1, **_LEGEND)
     if arm:
-        if r is None or not len(r.t):
-            axes[3].set_gid("arm")
-            _empty(axes[3], "no run")
-        else:
-            draw_arm(r, -1, ax=axes[3], ghost=ghost)
+        draw_arm(r, -1, ax=axes[3], ghost=ghost)
     return fig
 
 

@@ -1,6 +1,7 @@
 """Regenerate the deployment figures of the 1998 tree: ``python -m opalg.symbolic [--outdir figures]``.
 
-Writes, deterministically (fixed sampling, Agg PNGs without software metadata):
+Writes, deterministically (fixed sampling, Agg PNGs without software metadata, by
+:func:`opalg.display.png_bytes`: the notebooks' DPI, a tight bounding box):
 
 * ``deployment_strip.png`` — top views of the mechanism from stowed to open;
 * ``deployment_angles.png`` — hinge angles (deg) on a fixed root and on a root spinning at
@@ -26,18 +27,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ..display import png_bytes  # noqa: E402
 from . import (ROLES, RootMotion, box_outlines, deployable_example, deployment_setup, draw_outlines,  # noqa: E402
                pose_function, t)
 
 T_EVAL = np.linspace(0.0, 30.0, 301)
 SPIN = 0.1
 SNAPSHOTS = (0.0, 2.0, 4.0, 6.0, 10.0, 30.0)
-PNG_META = {"Software": None}
-#: Resolution of the PNGs (the suite's floor is 110 dpi, opalg.display uses 120).
-DPI = 120
-#: Legend labels of the bodies: the roles are the suite's own illustrative choice (the 1998 scan
-#: gives only the topology vector T = (0, 1, 1, 1, 2), not what the five bodies are).
-LABELS = ROLES
 
 
 def runs():
@@ -57,7 +53,7 @@ def plot_strip(run, system):
     fig, axes = plt.subplots(2, len(SNAPSHOTS) // 2, figsize=(9.0, 4.6), sharex=True, sharey=True)
     for ax, ts in zip(axes.flat, SNAPSHOTS):
         k = int(np.argmin(np.abs(run.t - ts)))
-        draw_outlines(ax, box_outlines(poses, run.q[k], setup.boxes, view="xy"), labels=LABELS)
+        draw_outlines(ax, box_outlines(poses, run.q[k], setup.boxes, view="xy"), labels=ROLES)
         ax.set_title(f"t = {run.t[k]:.0f} s", fontsize=9)
         ax.set_xlim(-3.2, 5.0)
         ax.set_ylim(-2.4, 2.4)
@@ -120,7 +116,7 @@ def main(argv=None) -> int:
     for name, fig in (("deployment_strip.png", plot_strip(fixed, system)),
                       ("deployment_angles.png", plot_angles(fixed, spinning, system)),
                       ("deployment_energy.png", plot_energy(fixed))):
-        fig.savefig(args.outdir / name, dpi=DPI, bbox_inches="tight", metadata=PNG_META)
+        (args.outdir / name).write_bytes(png_bytes(fig))   # the notebooks' DPI, tight box, no metadata
         plt.close(fig)
     write_csv(args.outdir / "deployment.csv", fixed, spinning, system)
     print(f"wrote deployment figures and CSV to {args.outdir}")
