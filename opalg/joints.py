@@ -197,6 +197,41 @@ class Joint:
         """Number of configuration coordinates (= :attr:`ndof` except for a free joint)."""
         return self.ndof
 
+    def velocity(self, S, qdk):
+        """(v_J, c_J) for the subspace S (..., 6, n_k) at q and the rates qdk (K2).
+
+        The axes act in sequence, so c_J = Σ_{i<j} crm(S_i q̇_i) S_j q̇_j (:func:`joint_velocity`);
+        :class:`FreeJoint` overrides it.  Every caller asks the joint, so the rule lives here.
+        """
+        return joint_velocity(S, qdk)
+
+    def subspace_rate(self, S, qdk):
+        r"""Ṡ (..., 6, n_k) in body coordinates, or None where S is constant (one axis).
+
+        For axes in sequence Ṡ_i = −crm(Σ_{j>i} S_j θ̇_j) S_i, so that Ṡθ̇ = c_J.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from opalg.joints import Joint, joint_transform
+        >>> j = Joint(["R", "P"], [[0, 0, 1], [1, 0, 0]])
+        >>> S, qd = joint_transform(j, np.zeros(2))[1], np.array([1.0, 1.0])
+        >>> bool(np.allclose(j.subspace_rate(S, qd) @ qd, j.velocity(S, qd)[1]))   # Ṡθ̇ = c_J
+        True
+        >>> Joint("revolute", [0, 0, 1]).subspace_rate(S[:, :1], qd[:1]) is None
+        True
+        """
+        if self.ndof == 1:
+            return None
+        nk = S.shape[-1]
+        batch = np.broadcast_shapes(S.shape[:-2], qdk.shape[:-1])
+        cols = [None] * nk
+        later = bk.zeros(batch + (6,), S, qdk)          # Σ_{j>i} S_j θ̇_j
+        for i in reversed(range(nk)):
+            cols[i] = -cross_motion(later, np.broadcast_to(S[..., :, i], batch + (6,)))
+            later = later + S[..., :, i] * qdk[..., i:i + 1]
+        return np.stack(cols, -1)
+
     @classmethod
     def spherical(cls, name: str | None = None) -> "Joint":
         """Three revolute axes x, y, z in sequence (an XYZ Euler-angle joint)."""
@@ -296,6 +331,14 @@ class FreeJoint(Joint):
     def nq(self) -> int:
         """7: the origin p (3) and the unit quaternion (x, y, z, w)."""
         return 7
+
+    def velocity(self, S, qdk):
+        """(v_J, c_J) = (v, 0): S = I₆ is constant in the body frame, so there is no c_J (K8)."""
+        return qdk, 0
+
+    def subspace_rate(self, S, qdk):
+        """None: S = I₆ is constant (its six columns are not axes in sequence)."""
+        return None
 
     def transform(self, qk) -> tuple[np.ndarray, np.ndarray]:
         """X_J (..., 6, 6) and S = I₆ for configurations ``qk`` (..., 7)."""

@@ -28,7 +28,7 @@ import numpy as np
 from . import _backend as bk
 from . import opcount
 from .errors import StateError
-from .joints import TreeTransform, joint_transform, joint_velocity
+from .joints import TreeTransform, joint_transform
 from .model import Model
 from .quaternion import UNIT_TOL
 from .spatial import cross_force, cross_motion
@@ -306,10 +306,7 @@ def _body_kinematics(model: Model, q, qd, gravity: bool) -> Kinematics:
         a0 = a0 + np.concatenate([bk.zeros((3,), model.gravity), -model.gravity])
     for k in model.order:
         p = model.parents[k]
-        if model.joints[k].free:   # S = I₆ is constant in the body frame: c_J = 0 (K8)
-            vJ, cJ = qd[..., model.dof_slice[k]], 0
-        else:
-            vJ, cJ = joint_velocity(S[k], qd[..., model.dof_slice[k]])
+        vJ, cJ = model.joints[k].velocity(S[k], qd[..., model.dof_slice[k]])
         if p == -1:
             V[k] = np.broadcast_to(vJ, batch + (6,))
             a[k] = cross_motion(V[k], vJ) + cJ + bk.mv(Xup[k], a0)

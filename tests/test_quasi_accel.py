@@ -109,3 +109,26 @@ def test_options_are_checked():
         quasi.nu_dot(m, z, z, z, gravity_as="up")
     with pytest.raises(StateError, match="f_ext has shape"):
         quasi.nu_dot(m, z, z, z, f_ext=np.zeros((m.n, 3)))
+
+
+def test_J5_free_joint_below_the_root():
+    """A free joint in the middle of a chain (K8): S = I₆ is constant in the body frame, so its
+    six columns must not be read as axes in sequence (no c_J, no Ṡ).  Reference: d/dt[Lᵀ(q(t)) v]
+    along q(t) = integrate(q, t v) by the complex step, plus Lᵀ v̇ with v̇ from opalg.aba — crba, a
+    dense factor and the configuration map, none of them the J5/J6 code.  (Reading S = I₆ as six
+    axes made ν̇ wrong by O(1) here, while a free root hid it.)"""
+    base = opalg.random_model(4, "chain", seed=11, joints="all")
+    joints = list(base.joints)
+    joints[1] = opalg.joints.FreeJoint("middle")
+    m = opalg.Model(base.parents, joints, base.placements, base.inertias, base.gravity)
+    rng = np.random.default_rng(5)
+    q = opalg.integrate(m, opalg.neutral(m), rng.normal(size=m.nv))
+    v, tau = rng.normal(size=(2, m.nv))
+    for gravity in (False, True):
+        a = opalg.aba(m, q, v, tau, gravity=gravity)
+        h = 1e-20
+        dLT = (factor_at(m, opalg.integrate(m, q, v, 1j * h))[0].T).imag / h
+        ref = dLT @ v + factor_at(m, q)[0].T @ a
+        for form, gas in VARIANTS:
+            got = quasi.nu_dot(m, q, v, tau, gravity=gravity, form=form, gravity_as=gas)
+            assert_close(got, ref, cond_tol(m, q), f"ν̇ {form}/{gas}, free joint at body 1, g={gravity}")

@@ -30,7 +30,7 @@ from .. import _backend as bk
 from ..kinematics import Kinematics, body_kinematics, check_state, overflow_guard, broadcast_batch
 from ..model import Model
 from ..riccati import Articulated, articulated
-from ..spatial import crm, cross_motion
+from ..spatial import crm
 
 
 @dataclass
@@ -56,29 +56,6 @@ class ArticulatedRates:
     art: Articulated
 
 
-def subspace_rate(S: np.ndarray, qdk: np.ndarray) -> np.ndarray:
-    r"""Ṡ of a joint's subspace (..., 6, n_k) in body coordinates: Ṡ_i = −crm(Σ_{j>i} S_j θ̇_j) S_i.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.joints import Joint, joint_transform, joint_velocity
-    >>> from opalg.quasi.rates import subspace_rate
-    >>> S = joint_transform(Joint(["R", "P"], [[0, 0, 1], [1, 0, 0]]), np.zeros(2))[1]
-    >>> qd = np.array([1.0, 1.0])
-    >>> bool(np.allclose(subspace_rate(S, qd) @ qd, joint_velocity(S, qd)[1]))   # Ṡθ̇ = c_J (K2)
-    True
-    """
-    nk = S.shape[-1]
-    batch = np.broadcast_shapes(S.shape[:-2], qdk.shape[:-1])
-    cols = [bk.zeros(batch + (6,), S, qdk)] * nk
-    later = bk.zeros(batch + (6,), S, qdk)          # Σ_{j>i} S_j θ̇_j
-    for i in reversed(range(nk)):
-        cols[i] = -cross_motion(later, np.broadcast_to(S[..., :, i], batch + (6,)))
-        later = later + S[..., :, i] * qdk[..., i:i + 1]
-    return np.stack(cols, -1)
-
-
 def rates_pass(model: Model, kin: Kinematics, art: Articulated, qd) -> ArticulatedRates:
     """The inward J6 recursion for an articulated ``art`` built on ``kin`` (checked inputs)."""
     n = model.n
@@ -91,8 +68,8 @@ def rates_pass(model: Model, kin: Kinematics, art: Articulated, qd) -> Articulat
         W = Pd[k] @ S
         Dd[k] = bk.mT(S) @ W
         Ppd[k] = tb @ Pd[k] @ bk.mT(tb)
-        if S.shape[-1] > 1:      # the Ḣ terms of a multi-axis joint
-            Sd[k] = subspace_rate(S, qdk)
+        Sd[k] = model.joints[k].subspace_rate(S, qdk)     # None where S is constant
+        if Sd[k] is not None:    # the Ḣ terms of a multi-axis joint
             PSd = P @ Sd[k]
             W = W + PSd
             Dd[k] = Dd[k] + bk.mT(S) @ PSd + bk.mT(PSd) @ S

@@ -17,7 +17,6 @@ import numpy as np
 from .. import _backend as bk
 from .._integrate import check_span, potential_energy, step_through, tau_function
 from ..errors import StateError
-from ..joints import joint_velocity
 from ..kinematics import Kinematics, body_kinematics, check_state
 from ..model import Model
 from ..riccati import articulated
@@ -67,7 +66,7 @@ def _complete(model: Model, kin: Kinematics, qd, V: list) -> None:
     """Fill the gravity-free V, vJ, a, b of ``kin`` from θ̇ and the velocities of the J3 pass."""
     kin.V, kin.vJ, kin.a, kin.b = V, [None] * model.n, [None] * model.n, [None] * model.n
     for k in range(model.n):
-        vJ, cJ = joint_velocity(kin.S[k], qd[..., model.dof_slice[k]])
+        vJ, cJ = model.joints[k].velocity(kin.S[k], qd[..., model.dof_slice[k]])
         kin.vJ[k] = np.broadcast_to(vJ, V[k].shape)
         kin.a[k] = cross_motion(V[k], kin.vJ[k]) + cJ
         kin.b[k] = cross_force(V[k], bk.mv(model.I_spatial[k], V[k]))
