@@ -4,7 +4,7 @@ Runs ``python -m pytest`` (what ``make test`` runs, with the addopts of ``pyproj
 parallel workers, one execution per notebook) in a subprocess from the repository root,
 timestamps every line it prints, and reads a JUnit XML report of the same run.  Prints:
 
-- the figure issue 12 asks for: the wall time against the target (``make test`` in at most
+- the suite's speed target: the wall time against it (``make test`` in at most
   180 s on the 2-core machine), and its ratio to the reference (546 s: the serial suite, before
   one execution per notebook and parallel workers, on a quiet 2-core machine);
 - CPU: user + system seconds of pytest and every process it waited for (workers, kernels,
@@ -44,7 +44,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_SECONDS = 546.0  # serial `make test`'s pytest, quiet 2-core machine, 1,881 tests
-TARGET_SECONDS = 180.0     # issue 12 §6: `make test` in at most 3 min on the 2-core machine
+TARGET_SECONDS = 180.0     # the target: `make test` in at most 3 min on the 2-core machine
 # pytest's line once collection is complete: "collected 1881 items" or, with xdist,
 # "2 workers [1881 items]".
 COLLECTED = re.compile(r"^(collected \d+ items?|\d+ workers? \[\d+ items?\])")
@@ -136,8 +136,8 @@ def report(r: dict, reference: float) -> str:
     lines = [
         f"command          : {r['command']}  (exit {r['returncode']}: {r['summary']})",
         f"tests            : {r['tests']}",
-        f"wall             : {r['wall_s']:.1f} s  ({verdict} the {TARGET_SECONDS:.0f} s target of "
-        f"issue 12; {r['wall_s'] / reference:.2f} x the {reference:.0f} s serial reference)",
+        f"wall             : {r['wall_s']:.1f} s  ({verdict} the {TARGET_SECONDS:.0f} s target; "
+        f"{r['wall_s'] / reference:.2f} x the {reference:.0f} s serial reference)",
         f"  collection     : {coll:.1f} s" if coll is not None else "  collection     : (not seen)",
         f"  tests          : {r['after_collection_s']:.1f} s",
         f"cpu              : {r['cpu_s']:.0f} s user+sys of pytest and the processes it waited "

@@ -1,6 +1,6 @@
 r"""Computer-algebra (sympy) Lagrangian modelling of rooted-tree multi-rigid-body systems.
 
-Re-derivation of Huang, Huang & Zhu (1998, NUDT journal 20(2), seed 003) with sympy.
+Re-derivation of Huang, Huang & Zhu (1998, J. National Univ. of Defense Technology 20(2)) with sympy.
 
 Topology
     ``T[j-1]`` is the inner body of body ``B_j`` (paper labels: bodies 1..n, 0 = root B0).

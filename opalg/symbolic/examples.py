@@ -1,6 +1,6 @@
 r"""The paper's 5-body rooted tree T = (0, 1, 1, 1, 2) as ready-made TreeSystems.
 
-What the 1998 scan (seed 003) holds of its example is the topology alone: the vector
+What the scan of the 1998 paper holds of its example is the topology alone: the vector
 T = (0, 1, 1, 1, 2) of its Table 1 (Fig. 1 did not survive the OCR), and an introduction that
 names the deployable mechanisms of a space station (solar panels, large antennas, manipulator
 arms) as the motivation.  Everything else here is **the suite's own illustrative choice**: the
