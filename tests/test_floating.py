@@ -164,3 +164,159 @@ def test_base_velocity_refuses_models_and_sizes():
         generalized_jacobian(base, q * 2, 1)
     with pytest.raises(StateError, match="no such body"):
         generalized_jacobian(base, q, 7)
+
+
+# --------------------------------------------------------------------------- base reaction
+def _raw_rates(model, q, v):
+    """q̇ of the raw coordinates, written out here (not opalg's): ṗ = R v_lin, ½ quat ⊗ (ω, 0)."""
+    qd = np.zeros(model.nq)
+    for k in range(model.n):
+        qs, vs = model.q_slice[k], model.dof_slice[k]
+        if model.joints[k].free:
+            x, y, z, w = q[qs][3:]
+            wx, wy, wz = v[vs][:3]
+            R = opalg.quaternion.rotation(q[qs][3:])
+            qd[qs] = np.concatenate([R @ v[vs][3:], 0.5 * np.array([w * wx + y * wz - z * wy,
+                                                                    w * wy + z * wx - x * wz,
+                                                                    w * wz + x * wy - y * wx,
+                                                                    -x * wx - y * wy - z * wz])])
+        else:
+            qd[qs] = v[vs]
+    return qd
+
+
+@pytest.mark.parametrize("kind, seed, n", [("chain", 5, 4), ("tree", 6, 5)])
+def test_base_reaction_against_hybrid_dynamics(kind, seed, n):
+    """The momentum route (kinematic) against the dynamics: the base passive with zero force, the
+    arm's accelerations prescribed, no gravity (opalg.hybrid, scipy DOP853 on [q; v]).
+
+    Both integrations run at rtol 1e-10 over 1.5 s; the base pose agrees to ~1e-9, so 1e-7.
+    """
+    from scipy.integrate import solve_ivp
+    m0 = wide(opalg.random_model(n, kind, seed=seed, joints="single", floating=True), seed)
+    m = opalg.Model(m0.parents, m0.joints, m0.placements, m0.inertias, (0.0, 0.0, 0.0))
+    rng = np.random.default_rng(seed)
+    na = m.nv - 6
+    th0, A, om = rng.normal(size=na), rng.uniform(0.5, 1.0, na), rng.uniform(1.0, 3.0, na)
+    path = lambda t: (th0 + A * (1 - np.cos(om * t)), A * om * np.sin(om * t))   # noqa: E731
+    qdd = lambda t: A * om ** 2 * np.cos(om * t)                                   # noqa: E731
+    qb0 = opalg.integrate(m, opalg.neutral(m), np.concatenate([rng.normal(size=6), np.zeros(na)]))[:7]
+    q0 = np.concatenate([qb0, th0])
+    ts = np.linspace(0.0, 1.5, 7)
+    res = base_reaction(m, q0, path, ts)
+    assert res.success, res.message
+    passive = np.arange(m.nv) < 6
+
+    def f(t, y):
+        q, v = y[:m.nq].copy(), y[m.nq:]
+        q[3:7] /= np.linalg.norm(q[3:7])
+        a = opalg.hybrid(m, q, v, np.zeros(m.nv), np.concatenate([np.zeros(6), qdd(t)]), passive,
+                         gravity=False)[0]
+        return np.concatenate([_raw_rates(m, q, v), a])
+
+    sol = solve_ivp(f, (0.0, 1.5), np.concatenate([q0, np.zeros(m.nv)]), method="DOP853", rtol=1e-10,
+                    atol=1e-12, t_eval=ts)
+    assert sol.success
+    moved = 0.0
+    for i in range(len(ts)):
+        qd = sol.y[:m.nq, i].copy()
+        qd[3:7] /= np.linalg.norm(qd[3:7])
+        Rk, pk = opalg.body_poses(m, res.q[i])[0][0], opalg.body_poses(m, res.q[i])[1][0]
+        Rd, pd = opalg.body_poses(m, qd)[0][0], opalg.body_poses(m, qd)[1][0]
+        assert_close(np.concatenate([Rk.ravel(), pk]), np.concatenate([Rd.ravel(), pd]), 1e-7,
+                     f"base pose at t = {ts[i]}")
+        assert_close(res.v[i], sol.y[m.nq:, i], 1e-7, f"v at t = {ts[i]}")
+        assert_close(res.q[i, 7:], path(ts[i])[0], 0, "the arm follows the path")
+        moved = max(moved, float(np.linalg.norm(res.q[i, :7] - q0[:7])))
+    assert moved > 1e-2                                          # the base really reacted
+    assert np.abs(res.momentum).max() < 1e-12 * np.abs(m.I_spatial[0]).max() * 10
+
+
+def test_base_reaction_refusals():
+    m = opalg.random_model(3, seed=0, joints="revolute", floating=True)
+    path = lambda t: (np.zeros(2), np.zeros(2))                   # noqa: E731
+    q = opalg.neutral(m)
+    with pytest.raises(StateError, match="differ from joint_path"):
+        base_reaction(m, np.concatenate([q[:7], [1.0, 0.0]]), path, [0.0, 1.0])
+    with pytest.raises(StateError, match="increasing"):
+        base_reaction(m, q, path, [1.0, 0.0])
+    with pytest.raises(StateError, match=r"joint_path\(0\)"):
+        base_reaction(m, q, lambda t: (np.zeros(3), np.zeros(3)), [0.0, 1.0])
+    bad = base_reaction(m, q, lambda t: (np.zeros(2), np.full(2, np.nan if t > 0.5 else 0.0)),
+                        np.linspace(0, 1, 11), max_step=0.05)
+    assert not bad.success and "stopped at t = " in bad.message and "joint_path" in bad.message
+    assert 0 < bad.t[-1] <= 0.5
+
+
+# --------------------------------------------------------------------------- simulate
+@pytest.mark.parametrize("kind, seed, n", [("chain", 7, 4), ("tree", 8, 5)])
+def test_simulate_conserves_momentum_and_energy(kind, seed, n):
+    """No gravity, τ or f_ext: h_0 and ½vᵀℳv constant to the solver's tolerance (rtol 1e-10 over
+    1 s: drift ≲ 1e-9 relative; 1e-8); quaternions unit at every sample."""
+    m = wide(opalg.random_model(n, kind, seed=seed, joints="single", floating=True), seed)
+    rng = np.random.default_rng(seed)
+    q0 = opalg.integrate(m, opalg.neutral(m), rng.normal(size=m.nv))
+    v0 = rng.normal(size=m.nv)
+    sim = simulate(m, q0, v0, (0.0, 1.0), gravity=False, t_eval=np.linspace(0, 1, 11))
+    assert sim.success, sim.message
+    assert sim.momentum_drift < 1e-8 * np.linalg.norm(sim.momentum[0])
+    assert sim.energy_drift < 1e-8 * sim.energy[0]
+    assert np.abs(np.linalg.norm(sim.q[:, 3:7], axis=1) - 1).max() < 1e-14
+    assert_close(sim.momentum[0], spatial_momentum(m, q0, v0), 1e-14, "initial momentum")
+    assert np.linalg.norm(sim.v[-1] - v0) > 1e-2                  # it did move
+    # a coarse tolerance: the raw quaternion drifts by the step error, but every stage is renormalized
+    loose = simulate(m, q0, v0, (0.0, 1.0), gravity=False, method="RK45", rtol=1e-3, atol=1e-3)
+    assert loose.success, loose.message
+    assert np.abs(np.linalg.norm(loose.q[:, 3:7], axis=1) - 1).max() < 1e-14
+
+
+def test_simulate_fixed_base_is_plain_aba_integration():
+    """A model without free joints: simulate is solve_ivp of [θ̇; aba] (same method and
+    tolerances; the samples agree to the solvers' rtol, 1e-8)."""
+    from scipy.integrate import solve_ivp
+    m = opalg.random_model(4, "tree", seed=9, joints="single")
+    rng = np.random.default_rng(9)
+    q0, v0, tau = rng.normal(size=(3, m.nv))
+    ts = np.linspace(0, 0.5, 6)
+    sim = simulate(m, q0, v0, (0, 0.5), tau=tau, t_eval=ts)
+    sol = solve_ivp(lambda t, y: np.concatenate([y[m.nv:], opalg.aba(m, y[:m.nv], y[m.nv:], tau)]),
+                    (0, 0.5), np.concatenate([q0, v0]), method="DOP853", rtol=1e-10, atol=1e-12, t_eval=ts)
+    assert sim.success and sol.success
+    assert_close(np.hstack([sim.q, sim.v]), sol.y.T, 1e-8, "simulate vs solve_ivp of aba")
+    # with gravity and τ = 0 the mechanical energy is conserved
+    sim0 = simulate(m, q0, v0, (0, 0.5))
+    assert sim0.energy_drift < 1e-8 * np.abs(sim0.energy).max()
+
+
+def test_simulate_failure_keeps_steps_and_names_the_time():
+    m = opalg.random_model(3, seed=10, joints="revolute", floating=True)
+
+    def tau(t, q, v):
+        return np.full(m.nv, np.nan) if t > 0.3 else np.zeros(m.nv)
+
+    sim = simulate(m, opalg.neutral(m), np.ones(m.nv), (0, 1.0), tau=tau, max_step=0.05)
+    assert not sim.success
+    assert sim.message.startswith("stopped at t = 0.") and "tau(t, q, qd) at t = 0.3" in sim.message
+    assert len(sim.t) > 3 and sim.t[-1] <= 0.3 + 1e-12 and sim.q.shape == (len(sim.t), m.nq)
+    with pytest.raises(StateError, match="q0 has shape"):
+        simulate(m, np.zeros(m.nv), np.zeros(m.nv), (0, 1))
+    with pytest.raises(StateError, match="f_ext"):
+        simulate(m, opalg.neutral(m), np.zeros(m.nv), (0, 1), f_ext=np.zeros((2, 6)))
+    with pytest.raises(StateError, match="quaternion"):
+        simulate(m, 2 * opalg.neutral(m), np.zeros(m.nv), (0, 1))
+
+
+def test_simulate_external_force_changes_momentum_by_its_impulse():
+    """A constant body-frame wrench on a single free body without gravity: h_0 changes by the
+    impulse ∫ (ʳX_0)ᵀ f dt, integrated here by the trapezoid rule on fine samples (error
+    ~1e-6 of the impulse with 401 samples; 1e-5)."""
+    m = opalg.random_model(1, seed=11, floating=True, gravity=(0, 0, 0))
+    f = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+    ts = np.linspace(0, 1, 401)
+    sim = simulate(m, opalg.neutral(m), np.array([0.3, -0.2, 0.5, 0, 0, 0]), (0, 1), f_ext=f[None],
+                   t_eval=ts)
+    assert sim.success
+    X = opalg.kinematics.body_kinematics(m, sim.q).Xup[0]
+    w = np.einsum("kji,j->ki", X, f)
+    impulse = np.trapezoid(w, ts, axis=0) if hasattr(np, "trapezoid") else np.trapz(w, ts, axis=0)
+    assert_close(sim.momentum[-1] - sim.momentum[0], impulse, 1e-5, "Δh_0 = impulse")
