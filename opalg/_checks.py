@@ -234,3 +234,24 @@ def check_link_frames(link_frames: dict | None, n: int) -> dict:
                 and -1 <= fr[0] < n):
             raise ModelError(f"link frame {nm!r}: expected (body in -1..{n - 1}, R, p), got {fr!r}")
     return frames
+
+
+def refuse_free(model, where: str, hint: str = "") -> None:
+    """ModelError naming the first free joint of ``model`` (K8), for entry points that do not take them.
+
+    Examples
+    --------
+    >>> import opalg
+    >>> refuse_free(opalg.random_model(2, seed=0, floating=True), "quasi.simulate", "use opalg.floating.simulate")
+    Traceback (most recent call last):
+    ...
+    opalg.errors.ModelError: quasi.simulate does not take free joints (body 0, joint 'joint0'); use opalg.floating.simulate
+    """
+    free = getattr(model, "free_bodies", None)
+    if free is None:
+        free = tuple(k for k, j in enumerate(model.joints) if getattr(j, "free", False))
+    if free:
+        k = free[0]
+        name = model.joints[k].name or f"joint{k}"
+        raise ModelError(f"{where} does not take free joints (body {k}, joint {name!r})"
+                         + (f"; {hint}" if hint else ""))

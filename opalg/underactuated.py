@@ -28,6 +28,7 @@ import numpy as np
 
 from . import builders
 from . import _backend as bk
+from ._checks import refuse_free
 from .errors import InfeasibleDirections, OpalgError, StateError
 from .hybrid_dynamics import hybrid, hybrid_on, unit_response
 from .constrained_passes import conditioning_passes
@@ -289,6 +290,7 @@ def simulate(model: Model, passive, controller: Callable, x0, t_end: float, t_ev
     """
     mask = check_passive(model, passive)
     N = model.ndof
+    refuse_free(model, "underactuated.simulate", "its state is [θ; θ̇] with q̇ = θ̇; use opalg.floating.simulate")
     x0 = check_state(model, x0, "x0", last=2 * N)
     for name, v in (("t_end", t_end), ("rtol", rtol), ("atol", atol)):
         if isinstance(v, (bool, str)) or not isinstance(v, (int, float, np.floating, np.integer)) \

@@ -320,3 +320,54 @@ def test_simulate_external_force_changes_momentum_by_its_impulse():
     w = np.einsum("kji,j->ki", X, f)
     impulse = np.trapezoid(w, ts, axis=0) if hasattr(np, "trapezoid") else np.trapz(w, ts, axis=0)
     assert_close(sim.momentum[-1] - sim.momentum[0], impulse, 1e-5, "Δh_0 = impulse")
+
+
+# --------------------------------------------------------------------------- refusals elsewhere
+@pytest.fixture(scope="module")
+def flying():
+    m = opalg.random_model(4, "chain", seed=0, joints="revolute", floating=True)
+    return m, opalg.neutral(m), np.zeros(m.nv)
+
+
+def test_closed_system_refuses_free_joints(flying):
+    from opalg import closed
+    m = flying[0]
+    with pytest.raises(ModelError, match=r"ClosedSystem does not take free joints \(body 0, joint 'joint0'\)"):
+        closed.ClosedSystem(m, [closed.LoopClosure((3, [0, 0, 0.0]), (-1, [0, 0, 0.0]), "ball")])
+
+
+def test_multiarm_refuses_free_joints(flying):
+    from opalg import closed
+    with pytest.raises(ModelError, match=r"MultiArm \(arm 0\) does not take free joints \(body 0"):
+        closed.MultiArm([flying[0]], [None], (1.0, np.zeros(3), np.eye(3)))
+
+
+def test_quasi_simulate_refuses_free_joints(flying):
+    from opalg import quasi
+    m, q, v = flying
+    with pytest.raises(ModelError, match=r"quasi.simulate does not take free joints \(body 0, joint 'joint0'\)"):
+        quasi.simulate(m, q, v, (0, 0.1))
+
+
+def test_flex_model_refuses_free_joints(flying):
+    from opalg import flex
+    m = flying[0]
+    body = flex.examples.two_link_arm(modes=1).bodies[0]
+    with pytest.raises(ModelError, match=r"flex.FlexModel does not take free joints \(body 0, joint 'joint0'\)"):
+        flex.FlexModel(m.parents, m.joints, m.placements, [body] * m.n)
+
+
+def test_underactuated_simulate_refuses_free_joints(flying):
+    from opalg import underactuated
+    m = flying[0]
+    with pytest.raises(ModelError, match=r"underactuated.simulate does not take free joints \(body 0"):
+        underactuated.simulate(m, np.zeros(m.nv, bool), lambda *a: 0, np.zeros(2 * m.nv), 1.0)
+
+
+def test_closed_simulate_checks_q0_as_a_configuration():
+    """closed.simulate and assemble read q0 as a configuration (config=True): a wrong-size q0 is
+    reported against nq (here nq = N: the check's wording, not a shape error deep inside)."""
+    from opalg.closed import four_bar, simulate as closed_simulate
+    sys_, q = four_bar()
+    with pytest.raises(StateError, match="q0 has shape"):
+        closed_simulate(sys_, np.zeros(5), np.zeros(3), (0, 0.1))

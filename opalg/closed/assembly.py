@@ -48,7 +48,7 @@ def assemble(system, q0, tol: float = 1e-12, max_iter: int = 50) -> Assembly:
     >>> res.residual < 1e-12, res.iterations < 10
     (True, True)
     """
-    q = check_state(system.model, q0, "q0")
+    q = check_state(system.model, q0, "q0", config=True)
     if q.ndim != 1 or q.dtype.kind != "f":
         raise StateError(f"assemble: q0 must be one real state of shape ({system.model.ndof},), got {q.shape}")
     if not (isinstance(max_iter, int) and max_iter >= 1 and tol > 0):

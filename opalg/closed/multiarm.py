@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import _backend as bk
+from .._checks import refuse_free
 from ..errors import ModelError, SingularConfigurationError, StateError
 from ..innovations import innovations_passes
 from ..kinematics import body_kinematics, broadcast_batch, check_state
@@ -96,6 +97,7 @@ class MultiArm:
         for r, (arm, g) in enumerate(zip(arms, grasps)):
             if not isinstance(arm, Model):
                 raise ModelError(f"arm {r}: expected an opalg.Model, got {type(arm).__name__}")
+            refuse_free(arm, f"MultiArm (arm {r})", "each arm's base is fixed")
             if not isinstance(g, Grasp):
                 raise ModelError(f"grasp {r}: expected an opalg.closed.Grasp, got {type(g).__name__}")
             if arm.symbolic:

@@ -86,7 +86,7 @@ def simulate(system, q0, qd0, t_span, tau=None, baumgarte=(10.0, 10.0), method: 
     (True, True)
     """
     model, N = system.model, system.model.ndof
-    q0 = check_state(model, q0, "q0")
+    q0 = check_state(model, q0, "q0", config=True)
     qd0 = check_state(model, qd0, "qd0")
     if q0.shape != (N,) or qd0.shape != (N,):
         raise StateError(f"simulate: q0 and qd0 must be single states of shape ({N},)")

@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import _backend as bk
+from .._checks import refuse_free
 from ..dynamics import bias, crba
 from ..errors import StateError
 from ..kinematics import body_kinematics, check_state, overflow_guard
@@ -73,6 +74,8 @@ class ClosedSystem:
     def __init__(self, model: Model, closures: Sequence[LoopClosure], rcond: float = RCOND):
         if not isinstance(model, Model):
             raise StateError(f"ClosedSystem: model must be an opalg.Model, got {type(model).__name__}")
+        refuse_free(model, "ClosedSystem", "its assembly and simulate advance q by q + θ̇ dt; "
+                    "for a floating base without loops use opalg.floating")
         if isinstance(closures, LoopClosure):
             closures = [closures]
         closures = list(closures)

@@ -13,17 +13,18 @@ entries, body by body: ``x[eta_slice[k]] = η_k``, ``x[theta_slice[k]] = θ_k``.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Sequence
 
 import numpy as np
 
 from .. import _backend as bk
+from .._checks import refuse_free
 from ..errors import ModelError, StateError
 from ..kinematics import _double, _read
 from ..model import Model
 from ..spatial import motion_transform
 from .body import FlexBody, rigid_inertia
-
 __all__ = ["FlexModel"]
 
 
@@ -75,6 +76,8 @@ class FlexModel:
         attach = [-1] * n if attach is None else list(attach)
         if len(attach) != n:
             raise ModelError(f"attach has {len(attach)} entries but the parent array has {n} bodies")
+        refuse_free(SimpleNamespace(joints=list(joints)), "flex.FlexModel", "a flexible model's joints are sequences of "
+                    "R, P and H axes (its node kinematics take nq = nv)")
         self.bodies = tuple(bodies)
         # The rigid model with the same topology validates parents, joints, placements, names.
         self._rigid_args = (parents, joints, placements, gravity, names)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _backend as bk
+from .._checks import refuse_free
 from .._integrate import check_span, potential_energy, step_through, tau_at, tau_function
 from ..errors import StateError
 from ..kinematics import Kinematics, body_kinematics, check_state
@@ -92,7 +93,9 @@ def simulate(model: Model, q0, nu0, t_span, tau=None, gravity: bool = True, meth
     (True, True)
     """
     N = model.ndof
-    q0 = check_state(model, q0, "q0")
+    refuse_free(model, "quasi.simulate", "it advances q by q̇ = (I + HφK)^{-*}ν; integrate a floating "
+                "model with opalg.floating.simulate")
+    q0 = check_state(model, q0, "q0", config=True)
     nu0 = check_state(model, nu0, "nu0")
     if q0.shape != (N,) or nu0.shape != (N,) or q0.dtype.kind != "f" or nu0.dtype.kind != "f":
         raise StateError(f"simulate: q0 and nu0 must be single real states of shape ({N},)")
