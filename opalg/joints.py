@@ -238,6 +238,21 @@ class Joint:
         return cls(("R", "R", "R"), np.eye(3), name)
 
     @classmethod
+    def planar(cls, name: str | None = None) -> "Joint":
+        """Planar joint (docs/REFERENCE.md K8a): slides along x and y, then a rotation about z, q = (x, y, θ).
+
+        The body frame is the joint frame moved by (x, y, 0) and turned by θ about z; nq = nv = 3.
+
+        Examples
+        --------
+        >>> from opalg import Joint
+        >>> j = Joint.planar("base")
+        >>> j.kinds, j.ndof, j.nq
+        (('P', 'P', 'R'), 3, 3)
+        """
+        return cls(("P", "P", "R"), np.eye(3), name)
+
+    @classmethod
     def helical(cls, axis, pitch: float, name: str | None = None) -> "Joint":
         """A one-axis helical joint: rotation q about ``axis`` and translation ``pitch * q`` along it.
 
