@@ -58,6 +58,11 @@ bench-hybrid: venv
 bench-flex: venv
 	$(PY) benchmarks/bench_flex.py
 
+# Floating base (base_velocity, generalized_jacobian) against crba + solve: a few seconds.
+.PHONY: bench-floating
+bench-floating: venv
+	$(PY) benchmarks/bench_floating.py
+
 # Closed chains (ClosedSystem, two Pandas vs Pinocchio) and MultiArm: a few minutes.
 .PHONY: bench-closed
 bench-closed: venv

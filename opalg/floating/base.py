@@ -88,9 +88,14 @@ def _check_arm_rates(model: Model, qd_joints, r: int, where: str) -> np.ndarray:
 def _root_blocks(model: Model, q, qd_joints, r: int):
     """(R(r), ℳ_bm θ̇, ^rX_0, kin) by the composite-inertia and momentum sweeps (checked input)."""
     v = join_velocity(model, r, np.zeros(qd_joints.shape[:-1] + (6,)), qd_joints)
-    kin = body_kinematics(model, q, v, gravity=False, validate=False)
+    kin = body_kinematics(model, q, validate=False)
+    V = [None] * model.n                     # outward: V = φ*H*v (C1), the base at rest
+    for k in model.order:
+        p = model.parents[k]
+        vJ = bk.mv(kin.S[k], v[..., model.dof_slice[k]])
+        V[k] = vJ if p == -1 else bk.mv(kin.Xup[k], V[p]) + vJ
     R, _ = composite_inertias(model, q, kin)
-    h = [bk.mv(model.I_spatial[k], kin.V[k]) for k in range(model.n)]
+    h = [bk.mv(model.I_spatial[k], V[k]) for k in range(model.n)]
     for k in reversed(model.order):          # inward: the φ sweep of the momentum (K10)
         p = model.parents[k]
         if p != -1:
