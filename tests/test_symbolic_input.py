@@ -88,7 +88,7 @@ def test_root_state_time_string():
     (lambda: TreeSystem([0], [Hinge(1)], [Body(1.0)], base="moving"), ModelError, "RootMotion"),
     (lambda: build().coordinate(1, "H", 3), StateError, "no coordinate H1_3"),
     (lambda: build().rate(sp.Symbol("x")), StateError, "not a generalized coordinate"),
-    (lambda: build().bias("newton"), StateError, "method must be 'kane' or 'lagrange'"),
+    (lambda: build().bias("newton"), StateError, "method must be 'kane', 'lagrange' or 'recursive'"),
     (lambda: build().to_model(with_root=True), StateError, "with_root=True needs a prescribed root"),
     (lambda: build(body=Body(sp.Symbol("m"))).lambdify(), ModelError, r"unset symbolic parameters \['m'\]"),
     (lambda: deployable_example("nope"), StateError, "'rot3', 'full6' or 'deploy'"),

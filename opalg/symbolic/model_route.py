@@ -18,7 +18,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ModelError, StateError
-from .data import ROOT_CHAIN, check_subs, scalar, t
+from .data import ROOT_CHAIN, check_subs, is_free_hinge, scalar, t
 
 ROOT_NAMES = ("Z0_1", "Z0_2", "Z0_3", "H0_1", "H0_2", "H0_3")
 
@@ -29,6 +29,15 @@ def _arr(x):
         return np.array(rows, dtype=float)
     except (TypeError, ValueError):
         return np.array(rows, dtype=object)
+
+
+def _free_hint(system) -> str:
+    """The hint for a prescribed-root operation on a system with free-floating bodies."""
+    free = [j for j in system.order if is_free_hinge(system.hinges[j - 1])]
+    if not free:
+        return ""
+    return (f"; body {free[0]} floats freely on a 6-DoF hinge (e.g. base='free'): its motion is not "
+            "prescribed, use opalg.symbolic.free_root_model and free_state instead")
 
 
 def to_model(system, with_root: bool = False):
@@ -56,7 +65,8 @@ def to_model(system, with_root: bool = False):
     from ..model import Inertia, Joint, Model
 
     if with_root and system.root is None:
-        raise StateError("with_root=True needs a prescribed root (TreeSystem(..., base=RootMotion(...)))")
+        raise StateError("with_root=True needs a prescribed root (TreeSystem(..., base=RootMotion(...)))"
+                         + _free_hint(system))
     shift = 6 if with_root else 0
     N = system.N + shift
     parents, joints, places = [None] * N, [None] * N, [None] * N
@@ -137,7 +147,7 @@ def root_state(system, time: float, subs=None) -> tuple[np.ndarray, np.ndarray, 
     [9.0, 6.0, 2.0]
     """
     if system.root is None:
-        raise StateError("the root of this system is fixed: it has no prescribed state")
+        raise StateError("the root of this system is fixed: it has no prescribed state" + _free_hint(system))
     vals = sp.Matrix(list(system.root.position) + list(system.root.angles))
     if subs:
         vals = vals.subs(check_subs(subs))
