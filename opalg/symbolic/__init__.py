@@ -35,8 +35,11 @@ Prescribed root
 
 Modules: :mod:`~opalg.symbolic.data` (input data and its checks), :mod:`~opalg.symbolic.tree`
 (TreeSystem: kinematics, energies, Lagrange's equations), :mod:`~opalg.symbolic.numeric`
-(lambdify, solve_ivp simulation, energy balance), :mod:`~opalg.symbolic.model_route` (the
-same system as an opalg Model), :mod:`~opalg.symbolic.examples` (the paper's 5-body topology
+(lambdify, solve_ivp simulation, energy balance), :mod:`~opalg.symbolic.recursive_bias` (the
+bias with outward-built accelerations), :mod:`~opalg.symbolic.model_route` (the
+same system as an opalg Model), :mod:`~opalg.symbolic.free_root` and
+:mod:`~opalg.symbolic.free_run` (a free-floating body on an opalg FreeJoint, the state map, and
+the deployment with a free truss: docs/REFERENCE.md K13), :mod:`~opalg.symbolic.examples` (the paper's 5-body topology
 T = (0, 1, 1, 1, 2) with the suite's own illustrative bodies, hinges, springs and dampers, and
 the drawing helpers).
 """
@@ -45,10 +48,14 @@ from .data import Body, Hinge, RootMotion, Tx, Tz, t
 from .examples import (COLOURS, ROLES, DeploymentSetup, box_inertia, box_outlines, deployable_example,
                        deployment_setup, draw_outlines)
 from .model_route import ROOT_NAMES, carriers, root_state, to_model
+from .free_root import (FREE_COLOURS, FREE_ROLES, euler_jacobian, free_bodies, free_root_model, free_state,
+                        operator_poses)
+from .free_run import FreeDeployment, free_deployment
 from .numeric import SingularConfiguration, Trajectory, pose_function, simulate
 from .tree import TreeSystem
 
-__all__ = ["COLOURS", "Body", "DeploymentSetup", "Hinge", "ROLES", "ROOT_NAMES", "RootMotion",
-           "SingularConfiguration", "Trajectory", "TreeSystem", "Tx", "Tz", "box_inertia", "box_outlines",
-           "carriers", "deployable_example", "deployment_setup", "draw_outlines", "pose_function",
-           "root_state", "simulate", "t", "to_model"]
+__all__ = ["COLOURS", "Body", "DeploymentSetup", "FREE_COLOURS", "FREE_ROLES", "FreeDeployment", "Hinge",
+           "ROLES", "ROOT_NAMES", "RootMotion", "SingularConfiguration", "Trajectory", "TreeSystem", "Tx", "Tz",
+           "box_inertia", "box_outlines", "carriers", "deployable_example", "deployment_setup", "draw_outlines",
+           "euler_jacobian", "free_bodies", "free_deployment", "free_root_model", "free_state", "operator_poses",
+           "pose_function", "root_state", "simulate", "t", "to_model"]

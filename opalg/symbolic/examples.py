@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import StateError
+from ..errors import ModelError, StateError
 from .data import Body, Hinge
 from .tree import TreeSystem
 
@@ -50,6 +50,19 @@ _DEPLOY = [
     (4, (-0.8, -0.8, 0.3), (0.0, -0.6, 0.0), (0.03, 1.2, 1.0), 10.0),  # radiator, opens to -y
     (5, (2.0, 0.0, 0.0), (1.0, 0.0, 0.0), (2.0, 0.03, 1.2), 18.0),   # outer panel on the inner one
 ]
+
+
+#: The truss when it floats freely (``base="free"``; the suite's illustrative choice, not the
+#: paper's data): (box centre = mass centre in the truss frame, box edges, mass).  The box is the
+#: one drawn for the fixed truss B0 (0.5 x 0.5 x 2 m column), its mass a lumped 400 kg of
+#: structure and equipment, so I = diag(141.7, 141.7, 16.7) kg·m² about the mass centre.
+_TRUSS = ((0.0, 0.0, -0.6), (0.5, 0.5, 2.0), 400.0)
+#: Coordinates of the two deployment systems, in q order.
+_DEPLOY_Q = ["H1_1", "H1_3", "H2_1", "H3_1", "H4_1", "H5_1"]
+_FREE_Q = ["Z1_1", "Z1_2", "Z1_3", "H1_1", "H1_2", "H1_3", "H2_1", "H2_3", "H3_1", "H4_1", "H5_1", "H6_1"]
+#: The free truss's starting Euler angles (H1_1, H1_2, H1_3): H1_3 = π/2 keeps the z-x-z chart
+#: away from its singularity sin H1_3 = 0 (the truss frame is turned +90° about the inertial x).
+FREE_TRUSS_ANGLES = (0.0, 0.0, np.pi / 2)
 
 
 @dataclass
@@ -91,8 +104,12 @@ def deployable_example(dof: str = "rot3", gravity=(0, 0, 0), base="fixed") -> Tr
         and one-axis appendage hinges, see :func:`deployment_setup`).
     gravity : 3-vector
         Uniform gravity in the inertial frame (zero in orbit).
-    base : "fixed" or RootMotion
-        The root B0 (the truss) fixed, or moving as prescribed.
+    base : "fixed", RootMotion or "free"
+        The root B0 (the truss) fixed, or moving as prescribed; ``"free"`` (``dof="deploy"``
+        only): the truss has mass (:data:`_TRUSS`) and floats, as body B1 on a 6-DoF hinge
+        from the inertial frame B0 (slides Z1_1..Z1_3 along the inertial x, y, z, then z-x-z
+        angles H1_1, H1_2, H1_3), and the deployment bodies hang below it,
+        T = (0, 1, 2, 2, 2, 3) (see :mod:`opalg.symbolic.free_root`).
 
     Returns
     -------
@@ -106,9 +123,19 @@ def deployable_example(dof: str = "rot3", gravity=(0, 0, 0), base="fixed") -> Tr
     ((0, 1, 1, 1, 2), 15)
     >>> [str(x) for x in deployable_example("deploy").q]
     ['H1_1', 'H1_3', 'H2_1', 'H3_1', 'H4_1', 'H5_1']
+    >>> free = deployable_example("deploy", base="free")
+    >>> free.T, free.N
+    ((0, 1, 2, 2, 2, 3), 12)
     """
     if dof not in ("rot3", "full6", "deploy"):
         raise StateError(f"dof must be 'rot3', 'full6' or 'deploy', got {dof!r}")
+    if isinstance(base, str) and base == "free":
+        if dof != "deploy":
+            raise ModelError(f"base='free' is provided for dof='deploy' only, got dof={dof!r}")
+        c, e, m = _TRUSS
+        hinges = [Hinge(3, 3)] + [Hinge(2 if j == 1 else 1, 0, None, off) for j, off, *_ in _DEPLOY]
+        bodies = [Body(m, c, box_inertia(m, *e))] + [Body(m, c, box_inertia(m, *e)) for _, _, c, e, m in _DEPLOY]
+        return TreeSystem([0, 1, 2, 2, 2, 3], hinges, bodies, gravity=gravity)
     T = [0, 1, 1, 1, 2]
     if dof == "deploy":
         hinges = [Hinge(2 if j == 1 else 1, 0, None, off) for j, off, *_ in _DEPLOY]
@@ -138,6 +165,11 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(
     outboard bodies; the inner panel, carrying the folded outer panel, starts at ζ = 1.24.  The gimbal
     servo is a spring-damper ``k_gimbal``, ``c_gimbal`` on both gimbal angles.
 
+    For the free-truss system (``deployable_example("deploy", base="free")``) the same springs
+    and dampers act on the same hinges (now bodies 2..6), the truss's six coordinates have none,
+    the poses start with the truss at the origin turned by :data:`FREE_TRUSS_ANGLES`, and
+    ``boxes`` holds the truss as body 1 (no box for the inertial frame B0).
+
     Examples
     --------
     >>> import numpy as np
@@ -147,18 +179,27 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(
     [0.0, 0.0, 90.0, 90.0, 90.0, -180.0]
     >>> (setup.torques(setup.stowed, np.zeros(6)).round(3) + 0).tolist()   # −k q: springs push to open
     [0.0, 0.0, -12.566, -6.283, -4.712, 18.85]
+    >>> free = deployment_setup(deployable_example("deploy", base="free"))
+    >>> np.degrees(free.stowed).round(1).tolist(), sorted(free.boxes)
+    ([0.0, 0.0, 0.0, 0.0, 0.0, 90.0, 0.0, 0.0, 90.0, 90.0, 90.0, -180.0], [1, 2, 3, 4, 5, 6])
     """
-    if [str(x) for x in system.q] != ["H1_1", "H1_3", "H2_1", "H3_1", "H4_1", "H5_1"]:
+    names = [str(x) for x in system.q]
+    if names not in (_DEPLOY_Q, _FREE_Q):
         raise StateError("deployment_setup needs deployable_example('deploy') (coordinates "
-                         "H1_1, H1_3, H2_1, H3_1, H4_1, H5_1)")
-    q = system.q
+                         "H1_1, H1_3, H2_1, H3_1, H4_1, H5_1) or deployable_example('deploy', base='free')")
+    free = names == _FREE_Q             # the free truss is body 1: every deployment body one up
+    q = system.q[6:] if free else system.q
     springs = {q[0]: (k_gimbal, 0.0), q[1]: (k_gimbal, 0.0)}
     springs.update({s: (float(k), 0.0) for s, k in zip(q[2:], k_hinge)})
     dampers = {q[0]: c_gimbal, q[1]: c_gimbal}
     dampers.update({s: float(c) for s, c in zip(q[2:], np.broadcast_to(c_hinge, 4)) if c})
-    boxes = {0: ((0.0, 0.0, -0.6), (0.5, 0.5, 2.0))}
-    boxes.update({j: (c, e) for j, _, c, e, _ in _DEPLOY})
+    boxes = {int(free): _TRUSS[:2] if free else ((0.0, 0.0, -0.6), (0.5, 0.5, 2.0))}
+    boxes.update({j + free: (c, e) for j, _, c, e, _ in _DEPLOY})
     stowed = np.array([0.0, 0.0, np.pi / 2, np.pi / 2, np.pi / 2, -np.pi])
+    if free:        # the truss: at the origin, turned by FREE_TRUSS_ANGLES; no spring, no damper
+        truss = np.r_[0.0, 0.0, 0.0, FREE_TRUSS_ANGLES]
+        return DeploymentSetup(np.r_[truss, stowed], np.r_[truss, np.zeros(6)], springs, dampers, boxes,
+                               tuple(system.q))
     return DeploymentSetup(stowed, np.zeros(6), springs, dampers, boxes, tuple(q))
 
 

@@ -31,6 +31,16 @@ def _arr(x):
         return np.array(rows, dtype=object)
 
 
+def _free_hint(system) -> str:
+    """The hint for a prescribed-root operation on a system with free-floating bodies."""
+    from .free_root import free_bodies
+    free = free_bodies(system)
+    if not free:
+        return ""
+    return (f"; body {free[0]} floats freely on a 6-DoF hinge (e.g. base='free'): its motion is not "
+            "prescribed, use opalg.symbolic.free_root_model and free_state instead")
+
+
 def to_model(system, with_root: bool = False):
     """opalg ``Model`` of ``system``: one single-axis body per coordinate, label = q index.
 
@@ -56,7 +66,8 @@ def to_model(system, with_root: bool = False):
     from ..model import Inertia, Joint, Model
 
     if with_root and system.root is None:
-        raise StateError("with_root=True needs a prescribed root (TreeSystem(..., base=RootMotion(...)))")
+        raise StateError("with_root=True needs a prescribed root (TreeSystem(..., base=RootMotion(...)))"
+                         + _free_hint(system))
     shift = 6 if with_root else 0
     N = system.N + shift
     parents, joints, places = [None] * N, [None] * N, [None] * N
@@ -137,7 +148,7 @@ def root_state(system, time: float, subs=None) -> tuple[np.ndarray, np.ndarray, 
     [9.0, 6.0, 2.0]
     """
     if system.root is None:
-        raise StateError("the root of this system is fixed: it has no prescribed state")
+        raise StateError("the root of this system is fixed: it has no prescribed state" + _free_hint(system))
     vals = sp.Matrix(list(system.root.position) + list(system.root.angles))
     if subs:
         vals = vals.subs(check_subs(subs))

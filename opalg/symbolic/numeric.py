@@ -209,7 +209,7 @@ def _factor(system, M, q, t_now):
 
 
 def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, moments=None,
-             Q=None, subs=None, t_eval=None, method="DOP853", rtol=1e-10, atol=1e-10):
+             Q=None, subs=None, t_eval=None, method="DOP853", rtol=1e-10, atol=1e-10, bias_method="kane"):
     r"""Integrate the equations of motion ``M(q) q̈ + bias(q, q̇, t) = Q`` with ``solve_ivp``.
 
     Parameters
@@ -223,6 +223,9 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     Q : extra generalized force (sympy N x 1 in q, q̇, t)
     subs : values of remaining symbolic parameters
     t_eval, method, rtol, atol : passed to ``scipy.integrate.solve_ivp``
+    bias_method : {"kane", "recursive", "lagrange"}
+        how the bias is derived (:meth:`TreeSystem.bias`); "recursive" is the cheapest for
+        deep trees
 
     Returns
     -------
@@ -249,6 +252,8 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     """
     N = system.N
     q0, qd0 = _state(q0, N, "q0"), _state(qd0, N, "qd0")
+    if bias_method not in ("kane", "recursive", "lagrange"):
+        raise StateError(f"bias_method must be 'kane', 'recursive' or 'lagrange', got {bias_method!r}")
     springs, dampers = dict(springs or {}), dict(dampers or {})
     Qs = system.generalized_forces(springs=springs, dampers=dampers)
     Qa = system.generalized_forces(forces=forces, moments=moments)
@@ -258,7 +263,7 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     _free(system, [Qs, Qa])
     Mf = _mass_function(system, subs)
     _factor(system, Mf(q0), q0, t_span[0])        # refuse a singular start before the long work
-    Bf = _bias_function(system, subs, "kane")
+    Bf = _bias_function(system, subs, bias_method)
     qs, qds = system.q, system.qd
     Qf = sp.lambdify([qs, qds, t], [Qs, Qa], "numpy", cse=True)
     Tf = sp.lambdify([qs, qds, t], _subs(system.kinetic_energy(), subs), "numpy", cse=True)

@@ -249,7 +249,9 @@ class TreeSystem:
         ``(∂p/∂q) q̇ + ∂p/∂t − ∂T/∂q + ∂U/∂q``.  ``method="kane"`` (default, faster): the
         same equations by partial velocities,
         ``Σ J_vjᵀ m_j (v̇_j + ω_j × v_j − R_jᵀ g) + J_ωjᵀ (I_j ω̇_j + ω_j × I_j ω_j)``,
-        body-coordinate velocities, dots = time derivatives at q̈ = 0.
+        body-coordinate velocities, dots = time derivatives at q̈ = 0.  ``method="recursive"``:
+        the same sum with the accelerations built outward from the inner bodies' (cheapest for
+        deep trees; :mod:`opalg.symbolic.recursive_bias`).
 
         Examples
         --------
@@ -261,12 +263,15 @@ class TreeSystem:
         (Matrix([[2*g*cos(H1_1)]]), Matrix([[2*g*cos(H1_1)]]))
         """
         if method not in self._bias:
-            if method not in ("kane", "lagrange"):
-                raise StateError(f"method must be 'kane' or 'lagrange', got {method!r}")
+            if method not in ("kane", "lagrange", "recursive"):
+                raise StateError(f"method must be 'kane', 'lagrange' or 'recursive', got {method!r}")
             M = self.mass_matrix()
             t0 = time.perf_counter()
             q, qd, kin = sp.Matrix(self.q), sp.Matrix(self.qd), self.kinematics()
-            if method == "lagrange":
+            if method == "recursive":
+                from .recursive_bias import recursive_bias
+                B = recursive_bias(self)
+            elif method == "lagrange":
                 p = M * qd
                 for j in range(1, self.n + 1):
                     b, k = self.bodies[j - 1], kin[j]

@@ -1,0 +1,179 @@
+r"""The deployment with a free-floating truss, by the two routes of docs/REFERENCE.md K13.
+
+* Euler route: ``deployable_example("deploy", base="free")`` (the truss is B1 on a 6-DoF hinge:
+  slides along the inertial axes and z-x-z angles) integrated by
+  :func:`opalg.symbolic.numeric.simulate` (``M(q) q̈ + bias = Q``, solve_ivp DOP853), with the
+  bias derived by ``method="recursive"`` (:mod:`opalg.symbolic.recursive_bias`: the Kane
+  derivation takes ~6–9 s here, Lagrange's ~60 s).
+* Operator route: :func:`~opalg.symbolic.free_root.free_root_model` (the truss on an opalg
+  FreeJoint) integrated here in its own configuration space: the state is ``(q_op, v)`` with the
+  truss quaternion, ``v̇ = aba(model, q_op, v, τ)`` and the configuration rate
+  ``ṗ = R v_lin``, ``quaṫ = ½ quat ⊗ (ω, 0)`` (body twist), every other ``q̇ = v``; the quaternion
+  is renormalized in every right-hand side and in the output (an embedded integration with
+  projection onto the unit sphere, to solve_ivp's tolerance).  The Euler chart is never used, so
+  the comparison of the two runs checks the state map and the chart as well as ℳ and the bias.
+  (This small local integrator keeps the route free of any other floating-base simulator.)
+
+The truss starts turned by ``FREE_TRUSS_ANGLES`` (H1_3 = π/2, away from the chart's singular
+sin H1_3 = 0): its z axis, along which the platform stands, lies along the inertial −y, so the
+view ``"xz"`` of :func:`~opalg.symbolic.examples.box_outlines` shows the truss from above
+(body x to the right, body y up), as ``"xy"`` does for the fixed truss of notebook 09.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.integrate
+
+from ..errors import StateError
+from .examples import deployable_example, deployment_setup
+from .free_root import free_root_model, free_state, operator_poses
+
+
+def _hinge_torques(system, model, setup):
+    """τ(q_op, v) of the setup's springs and dampers in the model's velocity order (free joints: 0)."""
+    idx = []                                  # (q index, v index, k, q0, c)
+    for k in range(model.n):
+        if model.joints[k].free:
+            continue
+        s = system.q[[str(x) for x in system.q].index(model.names[k])]
+        kk, q0 = setup.springs.get(s, (0.0, 0.0))
+        idx.append((model.q_slice[k].start, model.dof_slice[k].start, float(kk), float(q0),
+                    float(setup.dampers.get(s, 0.0))))
+
+    def tau(q, v):
+        out = np.zeros(model.nv)
+        for iq, iv, kk, q0, c in idx:
+            out[iv] = -kk * (q[iq] - q0) - c * v[iv]
+        return out
+
+    return tau
+
+
+def _unit(model, q):
+    """q with every free joint's quaternion normalized."""
+    q = np.array(q, float)
+    for k in model.free_bodies:
+        s = model.q_slice[k]
+        q[s.start + 3:s.stop] /= np.linalg.norm(q[s.start + 3:s.stop])
+    return q
+
+
+def _manifold_run(model, q0, v0, t_span, tau, t_eval, rtol, atol):
+    """(q (m, nq), v (m, nv), nfev) of the operator route (module docstring)."""
+    import opalg
+    from ..quaternion import multiply, rotation
+
+    nq = model.nq
+
+    def rhs(_, y):
+        q, v = _unit(model, y[:nq]), y[nq:]
+        qdot = np.empty(nq)
+        for k in range(model.n):
+            qs, vs = model.q_slice[k], model.dof_slice[k]
+            if model.joints[k].free:
+                quat, w, u = q[qs][3:], v[vs][:3], v[vs][3:]
+                qdot[qs] = np.r_[rotation(quat) @ u, 0.5 * multiply(quat, np.r_[w, 0.0])]
+            else:
+                qdot[qs] = v[vs]
+        return np.r_[qdot, opalg.aba(model, q, v, tau(q, v))]
+
+    sol = scipy.integrate.solve_ivp(rhs, t_span, np.r_[q0, v0], method="DOP853", rtol=rtol, atol=atol,
+                                    t_eval=t_eval)
+    if sol.status == -1:
+        raise RuntimeError(f"solve_ivp failed: {sol.message}")
+    return np.array([_unit(model, y) for y in sol.y[:nq].T]), sol.y[nq:].T, int(sol.nfev)
+
+
+@dataclass
+class FreeDeployment:
+    """Result of :func:`free_deployment`.
+
+    ``t`` (m,); operator route ``q`` (m, nq: truss ``[p; x, y, z, w]`` then the six hinge
+    angles), ``v`` (m, nv); ``euler`` the Euler route's :class:`~opalg.symbolic.numeric.Trajectory`
+    (or None); ``truss_angle`` (m,) the truss's rotation from its start (rad, operator route);
+    ``momentum`` (m, 6) the spatial momentum h_0 of the operator route (K10); ``system``,
+    ``model``, ``setup``; ``timings`` in seconds (``derive``: ℳ and the bias in sympy,
+    ``euler``: lambdify and the symbolic run, ``operator``: the operator run)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    euler: object
+    truss_angle: np.ndarray
+    momentum: np.ndarray
+    system: object
+    model: object
+    setup: object
+    timings: dict = field(default_factory=dict)
+
+    def poses(self):
+        """``poses(q_op, t=0.0) -> (R, p)`` of B0..B6 for :func:`box_outlines` (operator route)."""
+        return operator_poses(self.system, self.model)
+
+
+def free_deployment(t_end: float = 2.0, n_out: int = 21, euler: bool = True, system=None,
+                    rtol: float = 1e-10, atol: float = 1e-10) -> FreeDeployment:
+    r"""The stowed-to-open deployment with the free truss, by both routes (docs/REFERENCE.md K13).
+
+    Starts at ``deployment_setup(system).stowed`` at rest (truss at the origin, turned by
+    ``FREE_TRUSS_ANGLES``), springs and dampers of :func:`deployment_setup`, no gravity; the
+    truss turns and moves by momentum exchange only, so h_0 stays 0.
+
+    Parameters
+    ----------
+    t_end, n_out : the run is sampled at ``linspace(0, t_end, n_out)``
+    euler : also run the Euler route (derives the 12-DoF equations in sympy, ~3 s, and
+        lambdifies them, ~5 s, once per ``system``)
+    system : ``deployable_example("deploy", base="free")`` to reuse (its derived equations
+        are cached on it); default a new one
+    rtol, atol : solve_ivp tolerances of both runs
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg.symbolic.free_run import free_deployment
+    >>> run = free_deployment(t_end=1.0, n_out=3, euler=False)
+    >>> run.q.shape, run.v.shape, float(abs(run.momentum).max()) < 1e-9
+    ((3, 13), (3, 12), True)
+    >>> bool(run.truss_angle[-1] > 1e-2)                 # the truss really turns
+    True
+    """
+    from ..momentum import spatial_momentum
+    from ..quaternion import log_free
+
+    t_end = float(t_end) if isinstance(t_end, (int, float, np.floating, np.integer)) else None
+    if t_end is None or not np.isfinite(t_end) or t_end <= 0:
+        raise StateError(f"t_end must be a positive number of seconds, got {t_end!r}")
+    if isinstance(n_out, bool) or not isinstance(n_out, (int, np.integer)) or n_out < 2:
+        raise StateError(f"n_out must be an integer >= 2, got {n_out!r}")
+    system = deployable_example("deploy", base="free") if system is None else system
+    setup = deployment_setup(system)            # a StateError for any other system
+    if setup.stowed.size != 12:
+        raise StateError("free_deployment needs deployable_example('deploy', base='free'), "
+                         "not the fixed-truss deployable")
+    model = free_root_model(system)
+    q0, v0 = free_state(system, setup.stowed, np.zeros(12))
+    t_eval = np.linspace(0.0, t_end, n_out)
+    timings = {}
+    t0 = time.perf_counter()
+    q, v, nfev = _manifold_run(model, q0, v0, (0.0, t_end), _hinge_torques(system, model, setup), t_eval,
+                               rtol, atol)
+    timings["operator"] = time.perf_counter() - t0
+    run = None
+    if euler:
+        t0 = time.perf_counter()
+        system.mass_matrix(), system.bias("recursive")
+        timings["derive"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run = system.simulate(setup.stowed, np.zeros(12), (0.0, t_end), springs=setup.springs,
+                              dampers=setup.dampers, t_eval=t_eval, rtol=rtol, atol=atol,
+                              bias_method="recursive")
+        timings["euler"] = time.perf_counter() - t0
+    truss = model.q_slice[model.free_bodies[0]]
+    angle = np.linalg.norm(log_free(np.broadcast_to(q[0, truss], (n_out, 7)), q[:, truss])[:, :3], axis=1)
+    h = np.array([spatial_momentum(model, a, b) for a, b in zip(q, v)])
+    return FreeDeployment(t_eval, q, v, run, angle, h, system, model, setup, timings)
