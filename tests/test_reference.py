@@ -73,7 +73,7 @@ REQUIRED = (
     + ["E2a", "E2b", "E2c", "E2d", "E4d", "E5b", "E7b", "E7c", "E9c", "E9d",
        "E10a", "E10b", "E10c", "E10d"]
     + [f"F{i}" for i in range(1, 7)] + ["F4a", "F4b", "F4t"]
-    + ["G1", "G2", "H1", "H2", "H3", "H4", "H5", "H6", "H7", "H8", "H9", "H10", "I0", "I1", "I2", "I3", "I4", "I5", "J1", "J2", "J3", "J4", "J5", "J6", "J7", "J8", "K1", "K2"]
+    + ["G1", "G2", "H1", "H2", "H3", "H4", "H5", "H6", "H7", "H8", "H9", "H10", "I0", "I1", "I2", "I3", "I4", "I5", "J1", "J2", "J3", "J4", "J5", "J6", "J7", "J8", "K1", "K2", "K13"]
 )
 #: Entries of the second half: documented, but not implemented in opalg yet.
 PLANNED: list = []

@@ -219,7 +219,9 @@ def check_root(base):
     if isinstance(base, str):
         if base == "fixed":
             return None
-        raise ModelError(f"base must be 'fixed' or a RootMotion(position=..., angles=...) of t, got {base!r}")
+        hint = (" (a free-floating root is a body on Hinge(3, 3) from B0, e.g. deployable_example('deploy', "
+                "base='free'))" if base == "free" else "")
+        raise ModelError(f"base must be 'fixed' or a RootMotion(position=..., angles=...) of t, got {base!r}{hint}")
     if not isinstance(base, RootMotion):
         raise ModelError(f"base must be 'fixed' or a RootMotion, got {type(base).__name__}")
     pos = as_matrix(base.position, (3,), "root position")
@@ -267,6 +269,12 @@ def check_topology(T) -> tuple[tuple[int, ...], tuple[int, ...]]:
         for b in reversed(path):
             depth[b] = depth[T[b - 1]] + 1
     return tuple(T), tuple(sorted(range(1, n + 1), key=lambda j: (depth[j], j)))
+
+
+def is_free_hinge(h: Hinge) -> bool:
+    """A checked hinge with three slides along the inner frame's x, y, z and three z-x-z angles:
+    a free-floating body (opalg.symbolic.free_root puts it on an opalg FreeJoint)."""
+    return h.nr == 3 and h.nt == 3 and h.axes == sp.eye(3)
 
 
 def check_hinge(j: int, h) -> Hinge:

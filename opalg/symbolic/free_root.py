@@ -19,19 +19,15 @@ at H3 = 0 mod π).  Power is the same in both routes, hence ``ℳ_euler = Jᵀ �
 from __future__ import annotations
 
 import numpy as np
-import sympy as sp
 
 from ..errors import ModelError, StateError
+from .data import is_free_hinge
 from .model_route import to_model
 
 #: Roles and fill colours of the free-truss deployable's bodies (the truss is body 1 there).
 FREE_ROLES = {1: "truss B1", 2: "platform B2", 3: "inner panel B3", 4: "boom B4", 5: "radiator B5",
               6: "outer panel B6"}
 FREE_COLOURS = {1: "0.55", 2: "0.75", 3: "C0", 4: "C3", 5: "C2", 6: "C9"}
-
-
-def _is_free(h) -> bool:
-    return h.nr == 3 and h.nt == 3 and h.axes == sp.eye(3)
 
 
 def free_bodies(system) -> tuple[int, ...]:
@@ -45,7 +41,7 @@ def free_bodies(system) -> tuple[int, ...]:
     >>> free_bodies(deployable_example("deploy", base="free")), free_bodies(deployable_example("deploy"))
     ((1,), ())
     """
-    return tuple(j for j in system.order if _is_free(system.hinges[j - 1]))
+    return tuple(j for j in system.order if is_free_hinge(system.hinges[j - 1]))
 
 
 def _layout(system):

@@ -18,7 +18,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ModelError, StateError
-from .data import ROOT_CHAIN, check_subs, scalar, t
+from .data import ROOT_CHAIN, check_subs, is_free_hinge, scalar, t
 
 ROOT_NAMES = ("Z0_1", "Z0_2", "Z0_3", "H0_1", "H0_2", "H0_3")
 
@@ -33,8 +33,7 @@ def _arr(x):
 
 def _free_hint(system) -> str:
     """The hint for a prescribed-root operation on a system with free-floating bodies."""
-    from .free_root import free_bodies
-    free = free_bodies(system)
+    free = [j for j in system.order if is_free_hinge(system.hinges[j - 1])]
     if not free:
         return ""
     return (f"; body {free[0]} floats freely on a 6-DoF hinge (e.g. base='free'): its motion is not "
