@@ -53,7 +53,7 @@ __all__ = [
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy
 #: (``opalg.symbolic``) nor scipy's integrators and the widgets (``opalg.ider``).
-_LAZY = ("symbolic", "ider", "underactuated", "closed", "quasi", "fijany", "flex")
+_LAZY = ("symbolic", "ider", "underactuated", "closed", "quasi", "fijany", "flex", "floating")
 
 
 def __getattr__(name: str):

@@ -1,6 +1,7 @@
 r"""What the simulators share: argument checks, a scipy solver stepped by hand, the potential energy.
 
-Used by :func:`opalg.closed.simulate` (H6) and :func:`opalg.quasi.simulate` (J3, J5).  The
+Used by :func:`opalg.closed.simulate` (H6), :func:`opalg.quasi.simulate` (J3, J5) and
+:func:`opalg.floating.simulate` (K12).  The
 solver is stepped by hand rather than through ``solve_ivp`` so that a failure (a singular
 configuration, an error raised by a user's ``tau``, a step size collapse, a state that became
 non-finite) keeps every accepted step and says when and why the run stopped.
@@ -58,6 +59,28 @@ def tau_function(model, tau) -> Callable:
     if tau_c.shape != (model.ndof,):
         raise StateError(f"simulate: tau must be None, an array of shape ({model.ndof},) or a callable")
     return lambda t, q, qd: tau_c
+
+
+def tau_at(model, T, t: float) -> np.ndarray:
+    """The value ``T`` of a user's ``tau(t, q, qd)`` checked: finite, shape (N,); StateError naming t.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> arm = opalg.planar_arm([1.0, 1.0], [1.0, 1.0], [0.1, 0.1])
+    >>> tau_at(arm, [1.0, np.nan], 0.25)
+    Traceback (most recent call last):
+    ...
+    opalg.errors.StateError: simulate: tau(t, q, qd) at t = 0.25: tau has a non-finite entry at index (1,) (nan)
+    """
+    try:
+        T = check_state(model, T, "tau")
+    except StateError as e:
+        raise StateError(f"simulate: tau(t, q, qd) at t = {t:.6g}: {e}") from None
+    if T.shape != (model.ndof,):
+        raise StateError(f"simulate: tau(t, q, qd) returned shape {T.shape} at t = {t:.6g}, "
+                         f"expected ({model.ndof},)")
+    return T
 
 
 def step_through(rhs: Callable, y0: np.ndarray, t0: float, t1: float, method: str, rtol: float,

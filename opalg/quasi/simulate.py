@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _backend as bk
-from .._integrate import check_span, potential_energy, step_through, tau_function
+from .._integrate import check_span, potential_energy, step_through, tau_at, tau_function
 from ..errors import StateError
 from ..kinematics import Kinematics, body_kinematics, check_state
 from ..model import Model
@@ -102,7 +102,7 @@ def simulate(model: Model, q0, nu0, t_span, tau=None, gravity: bool = True, meth
 
     def rhs(t, y):
         q, v = y[:N], y[N:]
-        T = (lambda qd: _tau_at(model, tau_fn(t, q, qd), t)) if callable(tau) else tau_c
+        T = (lambda qd: tau_at(model, tau_fn(t, q, qd), t)) if callable(tau) else tau_c
         with np.errstate(over="ignore", invalid="ignore"):
             qd, vd = nu_rhs(model, q, v, T, None, gravity)
         return np.concatenate([qd, vd])
@@ -110,17 +110,6 @@ def simulate(model: Model, q0, nu0, t_span, tau=None, gravity: bool = True, meth
     t, Y, ok, msg = step_through(rhs, np.concatenate([q0, nu0]), t0, t1, method, rtol, atol, max_step, t_eval)
     q, v = Y[:, :N], Y[:, N:]
     return QuasiSimulation(t, q, v, _qd_of(model, q, v), _energy(model, q, v, gravity), ok, msg)
-
-
-def _tau_at(model: Model, T, t: float) -> np.ndarray:
-    try:
-        T = check_state(model, T, "tau")
-    except StateError as e:
-        raise StateError(f"simulate: tau(t, q, qd) at t = {t:.6g}: {e}") from None
-    if T.shape != (model.ndof,):
-        raise StateError(f"simulate: tau(t, q, qd) returned shape {T.shape} at t = {t:.6g}, "
-                         f"expected ({model.ndof},)")
-    return T
 
 
 def _qd_of(model: Model, q, v) -> np.ndarray:

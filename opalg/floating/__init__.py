@@ -1,0 +1,18 @@
+r"""Free-floating systems: the base that moves by momentum exchange (docs/REFERENCE.md K11, K12).
+
+* :func:`base_velocity`: the root twist v_b that keeps the momentum h for given arm rates θ̇;
+* :func:`coupling_inertia`: ℳ_bb and ℳ_bm in O(n); :func:`generalized_jacobian`: J* = J_m − J_bℳ_bb⁻¹ℳ_bm;
+* :func:`base_reaction`: the base pose history while the arm follows a prescribed θ(t);
+* :func:`simulate`: forward dynamics on the configuration manifold (quaternions kept unit).
+
+The model's only root is on :class:`opalg.FreeJoint`; θ̇ is v without the root's six entries.
+"""
+
+from __future__ import annotations
+
+from .base import arm_dofs, base_velocity, coupling_inertia, generalized_jacobian
+from .reaction import BaseReaction, base_reaction
+from .simulate import FloatingSimulation, simulate
+
+__all__ = ["BaseReaction", "FloatingSimulation", "arm_dofs", "base_reaction", "base_velocity",
+           "coupling_inertia", "generalized_jacobian", "simulate"]

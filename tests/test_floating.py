@@ -1,0 +1,322 @@
+"""Free-floating systems (docs/REFERENCE.md K11, K12): base velocity at constant momentum, the
+generalized Jacobian, the base's reaction to a prescribed arm motion, and simulation on the
+configuration manifold.
+
+Independent routes: the dense root rows of ``crba`` (ℳ_bb, ℳ_bm and a dense solve) for the
+O(n) sweeps; the complex-step derivative of a body point's world pose along
+``integrate(q, t [v_b; θ̇])`` for the generalized Jacobian; the full dynamics by ``opalg.hybrid``
+(base passive with zero force, arm accelerations prescribed) against the momentum-route
+kinematic integration; a plain ``solve_ivp`` of ``aba`` for a fixed base; conservation laws.
+Models: seeded random floating chains and trees, every joint kind (``joints="all"``), body masses
+and inertias scaled by factors 10^U(−2, 2) (mass ratios up to 10⁴).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opalg
+from opalg.errors import ModelError, StateError
+from opalg.floating import (arm_dofs, base_reaction, base_velocity, coupling_inertia,
+                            generalized_jacobian, simulate)
+from opalg.momentum import spatial_momentum
+
+from helpers import assert_close, no_string_evaluated, rel_err  # noqa: F401
+
+EPS = np.finfo(float).eps
+H = 1e-20   # complex step: exact to rounding
+CASES = [("chain", 1, 5), ("chain", 2, 7), ("tree", 3, 6), ("tree", 4, 8)]
+
+
+def wide(model, seed):
+    """The same mechanism with each body's mass and inertia scaled by 10^U(−2, 2)."""
+    rng = np.random.default_rng(seed)
+    inert = []
+    for i in model.inertias:
+        s = 10.0 ** rng.uniform(-2, 2)
+        inert.append(opalg.Inertia(s * float(i.mass), i.com, s * np.asarray(i.I_com, float)))
+    return opalg.Model(model.parents, model.joints, model.placements, inert, model.gravity)
+
+
+def floating(kind, seed, n):
+    return wide(opalg.random_model(n, kind, seed=seed, joints="all", floating=True), seed + 100)
+
+
+def state(model, seed):
+    rng = np.random.default_rng(seed)
+    q = opalg.integrate(model, opalg.neutral(model), rng.normal(size=model.nv))
+    return q, rng.normal(size=model.nv - 6), rng.normal(size=6)
+
+
+def dense_blocks(model, q):
+    M = opalg.crba(model, q)
+    arm = arm_dofs(model, 0)
+    return M[:6, :6], M[:6][:, arm], M
+
+
+# --------------------------------------------------------------------------- base velocity
+@pytest.mark.parametrize("kind, seed, n", CASES)
+def test_base_velocity_gives_the_momentum(kind, seed, n):
+    """h_0 of [v_b; θ̇] is h; v_b agrees with a dense solve of the root rows of crba.
+
+    Tolerance: v_b solves ℳ_bb v_b = rhs with cond(ℳ_bb) up to ~1e5 here (mass ratios 1e4), so
+    its relative error is ≲ cond·eps; 100·cond·eps bounds both routes' rounding.  The momentum
+    is a product (no solve): 1e-12.
+    """
+    m = floating(kind, seed, n)
+    q, qd, h = state(m, seed)
+    Mbb, Mbm, M = dense_blocks(m, q)
+    cond = np.linalg.cond(Mbb)
+    tol = 100 * cond * EPS
+    v = base_velocity(m, q, qd, h, full=True)
+    assert_close(v[arm_dofs(m, 0)], qd, 0, "the arm rates are kept")
+    hr = np.linalg.solve(opalg.kinematics.body_kinematics(m, q).Xup[0].T, h)
+    assert_close(spatial_momentum(m, q, v), h, 1e-12 * cond, "h_0 of [v_b; θ̇]")
+    assert_close(M[:6] @ v, hr, 1e-12 * cond, "root rows of crba times v")
+    vb_dense = np.linalg.solve(Mbb, hr - Mbm @ qd)
+    assert_close(base_velocity(m, q, qd, h), vb_dense, tol, "v_b vs dense solve")
+    v0 = base_velocity(m, q, qd)                    # zero momentum by default
+    assert_close(v0, np.linalg.solve(Mbb, -Mbm @ qd), tol, "v_b at h = 0")
+    assert np.linalg.norm(spatial_momentum(m, q, base_velocity(m, q, qd, full=True))) \
+        < 1e-12 * cond * np.linalg.norm(Mbm @ qd)
+    # batched: two states at once
+    q2, qd2, h2 = state(m, seed + 1)
+    got = base_velocity(m, np.stack([q, q2]), np.stack([qd, qd2]), np.stack([h, h2]))
+    assert_close(got[1], base_velocity(m, q2, qd2, h2), 1e-14, "batched v_b")
+
+
+@pytest.mark.parametrize("kind, seed, n", CASES[::2])
+def test_coupling_inertia_is_the_root_rows_of_crba(kind, seed, n):
+    """ℳ_bb = R(r), ℳ_bm blocks (ʲX_r)ᵀR(j)S(j) against crba: products of the same data, 1e-13."""
+    m = floating(kind, seed, n)
+    q = state(m, seed)[0]
+    Mbb, Mbm, _ = dense_blocks(m, q)
+    got_bb, got_bm = coupling_inertia(m, q)
+    assert_close(got_bb, Mbb, 1e-13, "ℳ_bb")
+    assert_close(got_bm, Mbm, 1e-13, "ℳ_bm")
+
+
+# --------------------------------------------------------------------------- generalized Jacobian
+def world_twist_cs(model, q, v, body, point):
+    """(ω, ṗ) of a body point in world axes, by complex step of body_poses along integrate(q, t v)."""
+    R0, p0 = opalg.body_poses(model, q)
+    R1, p1 = opalg.body_poses(model, opalg.integrate(model, q, v, 1j * H))
+    Rd = R1[body].imag / H
+    pd = (p1[body] + R1[body] @ point).imag / H
+    W = Rd @ R0[body].T
+    return np.array([W[2, 1], W[0, 2], W[1, 0]]), pd
+
+
+@pytest.mark.parametrize("kind, seed, n", CASES)
+def test_generalized_jacobian_by_complex_step_and_dense(kind, seed, n):
+    """J*θ̇ is the velocity of a body point when the base floats with zero momentum.
+
+    Complex step is exact to rounding; the v_b in it and J* share the cond(ℳ_bb) of one solve, so
+    the tolerance is 100·cond·eps as for base_velocity.  The dense route uses crba and a solve.
+    """
+    m = floating(kind, seed, n)
+    rng = np.random.default_rng(seed + 7)
+    q = state(m, seed)[0]
+    Mbb, Mbm, _ = dense_blocks(m, q)
+    tol = 100 * np.linalg.cond(Mbb) * EPS
+    for body in (0, m.n - 1, int(rng.integers(1, m.n))):
+        point = rng.uniform(-0.5, 0.5, size=3)
+        Js = generalized_jacobian(m, q, body, point)
+        J = opalg.frame_jacobian(m, q, (body, point))
+        dense = J[:, arm_dofs(m, 0)] - J[:, :6] @ np.linalg.solve(Mbb, Mbm)
+        assert_close(Js, dense, tol, f"J* vs dense (body {body})")
+        R = opalg.body_poses(m, q)[0][body]
+        for _ in range(2):
+            qd = rng.normal(size=m.nv - 6)
+            w, pd = world_twist_cs(m, q, base_velocity(m, q, qd, full=True), body, point)
+            V = Js @ qd
+            assert_close(np.concatenate([R @ V[:3], R @ V[3:]]), np.concatenate([w, pd]), tol,
+                         f"J*θ̇ vs complex step (body {body})")
+    assert generalized_jacobian(m, q, 2).shape == (6, m.nv - 6)
+    Q = np.stack([q, state(m, seed + 1)[0]])
+    assert_close(generalized_jacobian(m, Q, 2)[0], generalized_jacobian(m, q, 2), 1e-14, "batched J*")
+
+
+# --------------------------------------------------------------------------- errors
+def test_base_velocity_refuses_models_and_sizes():
+    fixed = opalg.random_model(4, seed=0)
+    with pytest.raises(ModelError, match="no free joint"):
+        base_velocity(fixed, np.zeros(fixed.nq), np.zeros(fixed.nv - 6 if fixed.nv > 6 else 1))
+    two = opalg.random_model(5, "tree", seed=1, n_roots=2, floating=True)
+    with pytest.raises(ModelError, match="2 free joints"):
+        generalized_jacobian(two, opalg.neutral(two), 3)
+    base = opalg.random_model(3, seed=2, floating=True)
+    below = opalg.Model([-1, 0, 1], [base.joints[1], opalg.FreeJoint("fj"), base.joints[2]],
+                        base.placements, base.inertias)
+    with pytest.raises(ModelError, match="not on a root"):
+        base_velocity(below, opalg.neutral(below), np.zeros(below.nv - 6))
+    forest = opalg.Model([-1, -1], [opalg.FreeJoint("a"), opalg.Joint("R", [0, 0, 1.0], "b")],
+                         base.placements[:2], base.inertias[:2])
+    with pytest.raises(ModelError, match="2 roots"):
+        base_velocity(forest, opalg.neutral(forest), np.zeros(1))
+    q = opalg.neutral(base)
+    with pytest.raises(StateError, match="qd_joints has shape"):
+        base_velocity(base, q, np.zeros(base.nv))
+    with pytest.raises(StateError, match="h has shape"):
+        base_velocity(base, q, np.zeros(base.nv - 6), h=np.zeros(3))
+    with pytest.raises(StateError, match="quaternion"):
+        generalized_jacobian(base, q * 2, 1)
+    with pytest.raises(StateError, match="no such body"):
+        generalized_jacobian(base, q, 7)
+
+
+# --------------------------------------------------------------------------- base reaction
+def _raw_rates(model, q, v):
+    """q̇ of the raw coordinates, written out here (not opalg's): ṗ = R v_lin, ½ quat ⊗ (ω, 0)."""
+    qd = np.zeros(model.nq)
+    for k in range(model.n):
+        qs, vs = model.q_slice[k], model.dof_slice[k]
+        if model.joints[k].free:
+            x, y, z, w = q[qs][3:]
+            wx, wy, wz = v[vs][:3]
+            R = opalg.quaternion.rotation(q[qs][3:])
+            qd[qs] = np.concatenate([R @ v[vs][3:], 0.5 * np.array([w * wx + y * wz - z * wy,
+                                                                    w * wy + z * wx - x * wz,
+                                                                    w * wz + x * wy - y * wx,
+                                                                    -x * wx - y * wy - z * wz])])
+        else:
+            qd[qs] = v[vs]
+    return qd
+
+
+@pytest.mark.parametrize("kind, seed, n", [("chain", 5, 4), ("tree", 6, 5)])
+def test_base_reaction_against_hybrid_dynamics(kind, seed, n):
+    """The momentum route (kinematic) against the dynamics: the base passive with zero force, the
+    arm's accelerations prescribed, no gravity (opalg.hybrid, scipy DOP853 on [q; v]).
+
+    Both integrations run at rtol 1e-10 over 1.5 s; the base pose agrees to ~1e-9, so 1e-7.
+    """
+    from scipy.integrate import solve_ivp
+    m0 = wide(opalg.random_model(n, kind, seed=seed, joints="single", floating=True), seed)
+    m = opalg.Model(m0.parents, m0.joints, m0.placements, m0.inertias, (0.0, 0.0, 0.0))
+    rng = np.random.default_rng(seed)
+    na = m.nv - 6
+    th0, A, om = rng.normal(size=na), rng.uniform(0.5, 1.0, na), rng.uniform(1.0, 3.0, na)
+    path = lambda t: (th0 + A * (1 - np.cos(om * t)), A * om * np.sin(om * t))   # noqa: E731
+    qdd = lambda t: A * om ** 2 * np.cos(om * t)                                   # noqa: E731
+    qb0 = opalg.integrate(m, opalg.neutral(m), np.concatenate([rng.normal(size=6), np.zeros(na)]))[:7]
+    q0 = np.concatenate([qb0, th0])
+    ts = np.linspace(0.0, 1.5, 7)
+    res = base_reaction(m, q0, path, ts)
+    assert res.success, res.message
+    passive = np.arange(m.nv) < 6
+
+    def f(t, y):
+        q, v = y[:m.nq].copy(), y[m.nq:]
+        q[3:7] /= np.linalg.norm(q[3:7])
+        a = opalg.hybrid(m, q, v, np.zeros(m.nv), np.concatenate([np.zeros(6), qdd(t)]), passive,
+                         gravity=False)[0]
+        return np.concatenate([_raw_rates(m, q, v), a])
+
+    sol = solve_ivp(f, (0.0, 1.5), np.concatenate([q0, np.zeros(m.nv)]), method="DOP853", rtol=1e-10,
+                    atol=1e-12, t_eval=ts)
+    assert sol.success
+    moved = 0.0
+    for i in range(len(ts)):
+        qd = sol.y[:m.nq, i].copy()
+        qd[3:7] /= np.linalg.norm(qd[3:7])
+        Rk, pk = opalg.body_poses(m, res.q[i])[0][0], opalg.body_poses(m, res.q[i])[1][0]
+        Rd, pd = opalg.body_poses(m, qd)[0][0], opalg.body_poses(m, qd)[1][0]
+        assert_close(np.concatenate([Rk.ravel(), pk]), np.concatenate([Rd.ravel(), pd]), 1e-7,
+                     f"base pose at t = {ts[i]}")
+        assert_close(res.v[i], sol.y[m.nq:, i], 1e-7, f"v at t = {ts[i]}")
+        assert_close(res.q[i, 7:], path(ts[i])[0], 0, "the arm follows the path")
+        moved = max(moved, float(np.linalg.norm(res.q[i, :7] - q0[:7])))
+    assert moved > 1e-2                                          # the base really reacted
+    assert np.abs(res.momentum).max() < 1e-12 * np.abs(m.I_spatial[0]).max() * 10
+
+
+def test_base_reaction_refusals():
+    m = opalg.random_model(3, seed=0, joints="revolute", floating=True)
+    path = lambda t: (np.zeros(2), np.zeros(2))                   # noqa: E731
+    q = opalg.neutral(m)
+    with pytest.raises(StateError, match="differ from joint_path"):
+        base_reaction(m, np.concatenate([q[:7], [1.0, 0.0]]), path, [0.0, 1.0])
+    with pytest.raises(StateError, match="increasing"):
+        base_reaction(m, q, path, [1.0, 0.0])
+    with pytest.raises(StateError, match=r"joint_path\(0\)"):
+        base_reaction(m, q, lambda t: (np.zeros(3), np.zeros(3)), [0.0, 1.0])
+    bad = base_reaction(m, q, lambda t: (np.zeros(2), np.full(2, np.nan if t > 0.5 else 0.0)),
+                        np.linspace(0, 1, 11), max_step=0.05)
+    assert not bad.success and "stopped at t = " in bad.message and "joint_path" in bad.message
+    assert 0 < bad.t[-1] <= 0.5
+
+
+# --------------------------------------------------------------------------- simulate
+@pytest.mark.parametrize("kind, seed, n", [("chain", 7, 4), ("tree", 8, 5)])
+def test_simulate_conserves_momentum_and_energy(kind, seed, n):
+    """No gravity, τ or f_ext: h_0 and ½vᵀℳv constant to the solver's tolerance (rtol 1e-10 over
+    1 s: drift ≲ 1e-9 relative; 1e-8); quaternions unit at every sample."""
+    m = wide(opalg.random_model(n, kind, seed=seed, joints="single", floating=True), seed)
+    rng = np.random.default_rng(seed)
+    q0 = opalg.integrate(m, opalg.neutral(m), rng.normal(size=m.nv))
+    v0 = rng.normal(size=m.nv)
+    sim = simulate(m, q0, v0, (0.0, 1.0), gravity=False, t_eval=np.linspace(0, 1, 11))
+    assert sim.success, sim.message
+    assert sim.momentum_drift < 1e-8 * np.linalg.norm(sim.momentum[0])
+    assert sim.energy_drift < 1e-8 * sim.energy[0]
+    assert np.abs(np.linalg.norm(sim.q[:, 3:7], axis=1) - 1).max() < 1e-14
+    assert_close(sim.momentum[0], spatial_momentum(m, q0, v0), 1e-14, "initial momentum")
+    assert np.linalg.norm(sim.v[-1] - v0) > 1e-2                  # it did move
+    # a coarse tolerance: the raw quaternion drifts by the step error, but every stage is renormalized
+    loose = simulate(m, q0, v0, (0.0, 1.0), gravity=False, method="RK45", rtol=1e-3, atol=1e-3)
+    assert loose.success, loose.message
+    assert np.abs(np.linalg.norm(loose.q[:, 3:7], axis=1) - 1).max() < 1e-14
+
+
+def test_simulate_fixed_base_is_plain_aba_integration():
+    """A model without free joints: simulate is solve_ivp of [θ̇; aba] (same method and
+    tolerances; the samples agree to the solvers' rtol, 1e-8)."""
+    from scipy.integrate import solve_ivp
+    m = opalg.random_model(4, "tree", seed=9, joints="single")
+    rng = np.random.default_rng(9)
+    q0, v0, tau = rng.normal(size=(3, m.nv))
+    ts = np.linspace(0, 0.5, 6)
+    sim = simulate(m, q0, v0, (0, 0.5), tau=tau, t_eval=ts)
+    sol = solve_ivp(lambda t, y: np.concatenate([y[m.nv:], opalg.aba(m, y[:m.nv], y[m.nv:], tau)]),
+                    (0, 0.5), np.concatenate([q0, v0]), method="DOP853", rtol=1e-10, atol=1e-12, t_eval=ts)
+    assert sim.success and sol.success
+    assert_close(np.hstack([sim.q, sim.v]), sol.y.T, 1e-8, "simulate vs solve_ivp of aba")
+    # with gravity and τ = 0 the mechanical energy is conserved
+    sim0 = simulate(m, q0, v0, (0, 0.5))
+    assert sim0.energy_drift < 1e-8 * np.abs(sim0.energy).max()
+
+
+def test_simulate_failure_keeps_steps_and_names_the_time():
+    m = opalg.random_model(3, seed=10, joints="revolute", floating=True)
+
+    def tau(t, q, v):
+        return np.full(m.nv, np.nan) if t > 0.3 else np.zeros(m.nv)
+
+    sim = simulate(m, opalg.neutral(m), np.ones(m.nv), (0, 1.0), tau=tau, max_step=0.05)
+    assert not sim.success
+    assert sim.message.startswith("stopped at t = 0.") and "tau(t, q, qd) at t = 0.3" in sim.message
+    assert len(sim.t) > 3 and sim.t[-1] <= 0.3 + 1e-12 and sim.q.shape == (len(sim.t), m.nq)
+    with pytest.raises(StateError, match="q0 has shape"):
+        simulate(m, np.zeros(m.nv), np.zeros(m.nv), (0, 1))
+    with pytest.raises(StateError, match="f_ext"):
+        simulate(m, opalg.neutral(m), np.zeros(m.nv), (0, 1), f_ext=np.zeros((2, 6)))
+    with pytest.raises(StateError, match="quaternion"):
+        simulate(m, 2 * opalg.neutral(m), np.zeros(m.nv), (0, 1))
+
+
+def test_simulate_external_force_changes_momentum_by_its_impulse():
+    """A constant body-frame wrench on a single free body without gravity: h_0 changes by the
+    impulse ∫ (ʳX_0)ᵀ f dt, integrated here by the trapezoid rule on fine samples (error
+    ~1e-6 of the impulse with 401 samples; 1e-5)."""
+    m = opalg.random_model(1, seed=11, floating=True, gravity=(0, 0, 0))
+    f = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+    ts = np.linspace(0, 1, 401)
+    sim = simulate(m, opalg.neutral(m), np.array([0.3, -0.2, 0.5, 0, 0, 0]), (0, 1), f_ext=f[None],
+                   t_eval=ts)
+    assert sim.success
+    X = opalg.kinematics.body_kinematics(m, sim.q).Xup[0]
+    w = np.einsum("kji,j->ki", X, f)
+    impulse = np.trapezoid(w, ts, axis=0) if hasattr(np, "trapezoid") else np.trapz(w, ts, axis=0)
+    assert_close(sim.momentum[-1] - sim.momentum[0], impulse, 1e-5, "Δh_0 = impulse")
