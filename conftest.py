@@ -283,6 +283,10 @@ SHARED_UNITS = {
     # two runs of `python -m opalg.ider` serve the determinism test and the committed-CSV test
     "ider-figure-script": re.compile(r"^tests/test_ider_figures\.py::test_(figure_script_is_"
                                      r"deterministic|committed_csv_matches_a_fresh_run)$"),
+    # the model answers of 08.1 and 08.2 and their expected values are Ider simulations (cached
+    # per process): the accepted and the wrong-answer tests of both run each one once
+    "exercises-08-simulations": re.compile(r"^tests/test_exercises\.py::test_(model_answer_is_accepted"
+                                           r"|wrong_answers_are_refused)\[08\.[12]\]$"),
 }
 
 
