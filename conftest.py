@@ -325,12 +325,16 @@ def xdist_scope(nodeid: str) -> str:
 #: balance at the end of the run, never a test.  ``benchmarks/bench_suite.py`` lists the
 #: slowest tests of a run, to refresh them.
 UNIT_SECONDS = [
-    (r"^browser$", 100),                                   # the site (27 pages) and the Ider panel
-    (r"^notebook:(08|09)_", 25),
+    (r"^browser$", 75),                                    # the site (35 pages) and the Ider panel
+    (r"^notebook:(08|09|14)_", 22),
     (r"^notebook:", 5),
     (r"test_notebooks\.py::test_shared_execution", 14),   # a pytest -n 2 on planted notebooks
-    (r"^ider-figure-script$", 6),                        # two runs of `python -m opalg.ider`
     (r"test_symbolic_figures\.py::test_figure_script", 8),
+    (r"test_closed_ider\.py::test_simulation_tracks", 7),
+    (r"^ider-figure-script$", 6),                        # two runs of `python -m opalg.ider`
+    (r"^exercises-08-simulations$", 5),                  # four Ider simulations, cached
+    (r"test_symbolic_motion\.py::test_prescribed_root_against_rnea\[deploy\]", 8),
+    (r"test_(flex|flex_exact)\.py::test_(energy_two_link|one_link_one_mode_sympy)", 3),
     (r"test_ider_panel\.py::test_panel_callbacks", 5),
     (r"test_symbolic_motion\.py::test_(random_trees_against_opalg\[3\]|prescribed_root_against)", 5),
     (r"test_symbolic\.py::test_(deployable_rot3|small_case|full6|generated_functions)", 4),
@@ -345,7 +349,7 @@ def unit_seconds(scope: str) -> float:
     """The expected seconds of a work unit (:data:`UNIT_SECONDS`), to hand out long ones first.
 
     >>> unit_seconds("browser"), unit_seconds("notebook:09_symbolic_tree_modelling.ipynb")
-    (100, 25)
+    (75, 22)
     >>> unit_seconds("tests/test_algebra.py::test_x[3]")
     0.1
     """
