@@ -287,6 +287,8 @@ SHARED_UNITS = {
     # per process): the accepted and the wrong-answer tests of both run each one once
     "exercises-08-simulations": re.compile(r"^tests/test_exercises\.py::test_(model_answer_is_accepted"
                                            r"|wrong_answers_are_refused)\[08\.[12]\]$"),
+    # tests/test_ider.py caches its Ider runs per process (one run serves many tests)
+    "ider-runs": re.compile(r"^tests/test_ider\.py::"),
 }
 
 
@@ -332,6 +334,7 @@ UNIT_SECONDS = [
     (r"test_symbolic_figures\.py::test_figure_script", 8),
     (r"test_closed_ider\.py::test_simulation_tracks", 7),
     (r"^ider-figure-script$", 6),                        # two runs of `python -m opalg.ider`
+    (r"^ider-runs$", 25),                                 # the whole of tests/test_ider.py
     (r"^exercises-08-simulations$", 5),                  # four Ider simulations, cached
     (r"test_symbolic_motion\.py::test_prescribed_root_against_rnea\[deploy\]", 8),
     (r"test_(flex|flex_exact)\.py::test_(energy_two_link|one_link_one_mode_sympy)", 3),
