@@ -8,7 +8,7 @@ Usage: ``python tools/build_site.py [--out DIR]`` (``make html``).
 * Math renders with no network: MathJax 3 (its ``es5`` components, from the PyPI package
   ``django-static-mathjax``) is copied to ``DIR/mathjax/`` and loaded by a relative URL: TeX
   input with every package (it covers sympy's LaTeX), CommonHTML output with its own fonts,
-  and the Safe extension.  (MathJax 2.7's HTML-CSS output took about five times as long to
+  and the Safe extension.  (MathJax 2.7's HTML-CSS output took about four times as long to
   typeset the site in Chromium.)
 * Pages: ``index.html`` (reading order, objectives, prerequisites and reading time, from
   ``notebooks/syllabus.toml``), one page per notebook, and the notation, reference, model-answer,
