@@ -283,6 +283,12 @@ SHARED_UNITS = {
     # two runs of `python -m opalg.ider` serve the determinism test and the committed-CSV test
     "ider-figure-script": re.compile(r"^tests/test_ider_figures\.py::test_(figure_script_is_"
                                      r"deterministic|committed_csv_matches_a_fresh_run)$"),
+    # the model answers of 08.1 and 08.2 and their expected values are Ider simulations (cached
+    # per process): the accepted and the wrong-answer tests of both run each one once
+    "exercises-08-simulations": re.compile(r"^tests/test_exercises\.py::test_(model_answer_is_accepted"
+                                           r"|wrong_answers_are_refused)\[08\.[12]\]$"),
+    # tests/test_ider.py caches its Ider runs per process (one run serves many tests)
+    "ider-runs": re.compile(r"^tests/test_ider\.py::"),
 }
 
 
@@ -321,12 +327,17 @@ def xdist_scope(nodeid: str) -> str:
 #: balance at the end of the run, never a test.  ``benchmarks/bench_suite.py`` lists the
 #: slowest tests of a run, to refresh them.
 UNIT_SECONDS = [
-    (r"^browser$", 100),                                   # the site (27 pages) and the Ider panel
-    (r"^notebook:(08|09)_", 25),
+    (r"^browser$", 75),                                    # the site (35 pages) and the Ider panel
+    (r"^notebook:(08|09|14)_", 22),
     (r"^notebook:", 5),
     (r"test_notebooks\.py::test_shared_execution", 14),   # a pytest -n 2 on planted notebooks
-    (r"^ider-figure-script$", 6),                        # two runs of `python -m opalg.ider`
     (r"test_symbolic_figures\.py::test_figure_script", 8),
+    (r"test_closed_ider\.py::test_simulation_tracks", 7),
+    (r"^ider-figure-script$", 6),                        # two runs of `python -m opalg.ider`
+    (r"^ider-runs$", 25),                                 # the whole of tests/test_ider.py
+    (r"^exercises-08-simulations$", 5),                  # four Ider simulations, cached
+    (r"test_symbolic_motion\.py::test_prescribed_root_against_rnea\[deploy\]", 8),
+    (r"test_(flex|flex_exact)\.py::test_(energy_two_link|one_link_one_mode_sympy)", 3),
     (r"test_ider_panel\.py::test_panel_callbacks", 5),
     (r"test_symbolic_motion\.py::test_(random_trees_against_opalg\[3\]|prescribed_root_against)", 5),
     (r"test_symbolic\.py::test_(deployable_rot3|small_case|full6|generated_functions)", 4),
@@ -341,7 +352,7 @@ def unit_seconds(scope: str) -> float:
     """The expected seconds of a work unit (:data:`UNIT_SECONDS`), to hand out long ones first.
 
     >>> unit_seconds("browser"), unit_seconds("notebook:09_symbolic_tree_modelling.ipynb")
-    (100, 25)
+    (75, 22)
     >>> unit_seconds("tests/test_algebra.py::test_x[3]")
     0.1
     """

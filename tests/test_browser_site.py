@@ -4,10 +4,14 @@
 ``http.server`` serves it on 127.0.0.1 and Debian's Chromium (driven by Playwright, never
 ``playwright install``) opens every page.  Every request that is not to the local server is
 aborted *and recorded*: a page that asks for anything off the machine fails.  Per page: MathJax
-finished its first typesetting (its ``End`` startup hook), no MathJax error, no TeX delimiter left
-unrendered in the text (outside code and preformatted outputs), every image loaded and has alt
-text, every local link answers 200 and every ``#fragment`` exists, and the page links the index,
-its previous and its next page.
+finished its first typesetting (``data-mathjax="done"``, set by the page's configuration in
+``tools/site_pages.py``), no MathJax error (none recorded by that configuration, no
+``mjx-merror`` element), no TeX delimiter left unrendered in the text (outside code and
+preformatted outputs), every image loaded and has alt text, every local link answers 200 and
+every ``#fragment`` exists, no JavaScript error, no local file answered with an HTTP error
+(a MathJax font or extension), and the page links the index, its previous and
+its next page.  One Chromium page serves every page load.  The checker is itself checked on
+copies of the index page with one planted fault each (:data:`BROKEN`).
 
 Without Chromium or Playwright the test is skipped, except with ``CI=true``, where it fails
 (``.ci/run`` installs Chromium).
@@ -28,11 +32,11 @@ import pytest
 from browser import launch, require_chromium_and_playwright
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PAGE_MS = 180_000   # the largest page (the reference) typesets a few thousand formulas
+PAGE_MS = 180_000   # generous: the slowest page typesets in a few seconds on a loaded machine
 
 # Text left in the page outside code, outputs and rendered math: TeX that MathJax did not take.
 LEFTOVER_TEX = r"""() => {
-  const skip = 'pre, code, script, style, .MathJax, .MathJax_Display, .MathJax_Preview, .jp-OutputArea-output, .output_area, .MJX_Assistive_MathML, .MathJax_CHTML, .mjx-chtml';
+  const skip = 'pre, code, script, style, mjx-container, .jp-OutputArea-output, .output_area';
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const bad = [];
   const re = /\$\$|\$[^\s$][^$]*\$|\\\(|\\\[|\\begin\{/;
@@ -56,13 +60,20 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site") / "html"
     report = build_site(out, ROOT)
     handler = functools.partial(_QuietHandler, directory=str(out))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", report
+        yield f"http://127.0.0.1:{server.server_address[1]}/", report, out
     finally:
         server.shutdown()
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # Chromium drops the connections of a page it leaves (fonts, images still loading).
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -78,15 +89,17 @@ def _status(url: str) -> int:
         return e.code
 
 
-def test_every_page_renders_offline(site):
-    base, report = site
+@pytest.fixture(scope="module")
+def browser_page(site):
+    """One Chromium page for the module, every off-machine request aborted and recorded."""
+    base = site[0]
     from playwright.sync_api import sync_playwright
 
-    problems: list[str] = []
     with sync_playwright() as p:
         browser = launch(p)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         offsite: list[str] = []
+        errors: list[str] = []
 
         def route(r):
             if r.request.url.startswith(base):
@@ -97,54 +110,105 @@ def test_every_page_renders_offline(site):
 
         context.route("**/*", route)
         page = context.new_page()
-        errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        checked_links: set[str] = set()
-        for name in report["pages"]:
-            offsite.clear(), errors.clear()
-            page.goto(base + name, timeout=PAGE_MS)
-            page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.Register",
-                                   timeout=PAGE_MS)
-            page.evaluate("() => new Promise(r => MathJax.Hub.Register.StartupHook('End', () => r(true)))")
-            page.evaluate("() => new Promise(r => MathJax.Hub.Queue(() => r(true)))")
-            where = f"{name}:"
-            n_err = page.evaluate("() => document.querySelectorAll('.merror, .noError, .MathJax_Error').length"
-                                  " + (document.body.innerText.includes('Math Processing Error') ? 1 : 0)")
-            if n_err:
-                problems.append(f"{where} {n_err} MathJax error(s)")
-            leftover = page.evaluate(LEFTOVER_TEX)
-            if leftover:
-                problems.append(f"{where} unrendered TeX, e.g. {leftover[:3]}")
-            images = page.evaluate("() => [...document.images].map(i => [i.naturalWidth, i.alt || '', i.src.slice(0, 60)])")
-            for w, alt, src in images:
-                if w == 0:
-                    problems.append(f"{where} an image did not load ({src})")
-                if not alt.strip():
-                    problems.append(f"{where} an image without alt text ({src})")
-            # nbconvert's pilcrow self-links on headings (a.anchor-link) are not navigation.
-            hrefs = page.evaluate("() => [...document.querySelectorAll('a[href]:not(.anchor-link)')].map(a => a.getAttribute('href'))")
-            rels = page.evaluate("() => [...document.querySelectorAll('nav.opalg-nav a')].map(a => a.rel)")
-            if not {"prev", "next", "index"} <= set(rels):
-                problems.append(f"{where} navigation links {rels}")
-            for href in hrefs:
-                if href.startswith(("http://", "https://", "mailto:")) and not href.startswith(base):
-                    continue   # external references are links to click, never loaded by the page
-                target, _, frag = href.partition("#")
-                if not target:
-                    if frag and not page.evaluate(
-                            "f => !!(document.getElementById(f) || document.getElementsByName(f).length)",
-                            urllib.parse.unquote(frag)):
-                        problems.append(f"{where} link #{frag} has no target")
-                    continue
-                url = urllib.parse.urljoin(base + name, target)
-                if url not in checked_links:
-                    checked_links.add(url)
-                    if _status(url) != 200:
-                        problems.append(f"{where} dead link {href}")
-            if offsite:
-                problems.append(f"{where} asked for off-machine resources: {sorted(set(offsite))[:3]}")
-            if errors:
-                problems.append(f"{where} JavaScript errors: {errors[:2]}")
-        browser.close()
+        # A local file the page asked for and did not get (a MathJax font or extension, ...).
+        page.on("response", lambda r: r.status >= 400 and r.url.startswith(base)
+                and errors.append(f"HTTP {r.status} for {r.url[len(base):]}"))
+        try:
+            yield page, offsite, errors
+        finally:
+            browser.close()
+
+
+def check_page(browser_page, base: str, name: str, checked_links: set[str]) -> list[str]:
+    """Load ``base + name`` and return its problems (empty if the page is fine)."""
+    page, offsite, errors = browser_page
+    offsite.clear(), errors.clear()
+    problems: list[str] = []
+    where = f"{name}:"
+    page.goto(base + name, timeout=PAGE_MS)
+    # MathJax's first typesetting is over (or a file it needed failed to load).
+    page.wait_for_function("() => document.documentElement.dataset.mathjax === 'done'",
+                           timeout=PAGE_MS)
+    mj_errors = page.evaluate("() => window.opalgMath.errors")
+    n_err = page.evaluate("() => document.querySelectorAll('mjx-merror, [data-mjx-error]').length"
+                          " + (/Math (input|output|Processing) error/i.test(document.body.innerText) ? 1 : 0)")
+    if mj_errors or n_err:
+        problems.append(f"{where} {max(n_err, len(mj_errors))} MathJax error(s): {mj_errors[:3]}")
+    leftover = page.evaluate(LEFTOVER_TEX)
+    if leftover:
+        problems.append(f"{where} unrendered TeX, e.g. {leftover[:3]}")
+    images = page.evaluate("() => [...document.images].map(i => [i.naturalWidth, i.alt || '', i.src.slice(0, 60)])")
+    for w, alt, src in images:
+        if w == 0:
+            problems.append(f"{where} an image did not load ({src})")
+        if not alt.strip():
+            problems.append(f"{where} an image without alt text ({src})")
+    # nbconvert's pilcrow self-links on headings (a.anchor-link) are not navigation.
+    hrefs = page.evaluate("() => [...document.querySelectorAll('a[href]:not(.anchor-link)')].map(a => a.getAttribute('href'))")
+    rels = page.evaluate("() => [...document.querySelectorAll('nav.opalg-nav a')].map(a => a.rel)")
+    if not {"prev", "next", "index"} <= set(rels):
+        problems.append(f"{where} navigation links {rels}")
+    for href in hrefs:
+        if href.startswith(("http://", "https://", "mailto:")) and not href.startswith(base):
+            continue   # external references are links to click, never loaded by the page
+        target, _, frag = href.partition("#")
+        if not target:
+            if frag and not page.evaluate(
+                    "f => !!(document.getElementById(f) || document.getElementsByName(f).length)",
+                    urllib.parse.unquote(frag)):
+                problems.append(f"{where} link #{frag} has no target")
+            continue
+        url = urllib.parse.urljoin(base + name, target)
+        if url not in checked_links:
+            checked_links.add(url)
+            if _status(url) != 200:
+                problems.append(f"{where} dead link {href}")
+    if offsite:
+        problems.append(f"{where} asked for off-machine resources: {sorted(set(offsite))[:3]}")
+    if errors:
+        problems.append(f"{where} JavaScript or HTTP errors: {errors[:2]}")
+    return problems
+
+
+def test_every_page_renders_offline(site, browser_page):
+    base, report, _ = site
+    problems: list[str] = []
+    checked_links: set[str] = set()
+    for name in report["pages"]:
+        problems += check_page(browser_page, base, name, checked_links)
     assert len(report["pages"]) >= 12, report["pages"]
     assert not problems, "\n".join(problems)
+
+
+#: Planted faults, one of each kind the page check must report.
+BROKEN = {
+    "parse": r"<p>A TeX parse error: $x^2^3$.</p>",
+    "undefined": r"<p>An undefined macro: $\notamacro x$.</p>",
+    "leftover": r'<p class="tex2jax_ignore mathjax_ignore">Left as text: $a + b$.</p>',
+    "image": '<p><img src="no-such-image.png" alt="missing"></p>',
+    "link": '<p><a href="no-such-page.html">dead</a> <a href="#no-such-anchor">no target</a></p>',
+    "offsite": '<p><img src="https://example.invalid/x.png" alt="remote"></p>',
+}
+
+
+def test_page_check_reports_planted_faults(site, browser_page):
+    """The checker itself: a copy of the index page with faults planted is reported for each."""
+    base, _, out = site
+    index = urllib.request.urlopen(base + "index.html", timeout=10).read().decode("utf-8")
+    assert "<main" in index
+    problems = {}
+    for kind, html in BROKEN.items():
+        name = f"broken-{kind}.html"
+        (out / name).write_text(index.replace("<main>", "<main>" + html, 1),
+                                           encoding="utf-8")
+        problems[kind] = "\n".join(check_page(browser_page, base, name, set()))
+    assert "MathJax error" in problems["parse"] and "Double exponent" in problems["parse"], problems
+    assert "MathJax error" in problems["undefined"] and "notamacro" in problems["undefined"], problems
+    assert "unrendered TeX" in problems["leftover"] and "a + b" in problems["leftover"], problems
+    assert "did not load" in problems["image"] and "HTTP 404" in problems["image"], problems
+    assert "dead link no-such-page.html" in problems["link"], problems
+    assert "#no-such-anchor has no target" in problems["link"], problems
+    assert "off-machine" in problems["offsite"], problems
+    # Each planted page reports its own fault only (the rest of the index page is clean).
+    assert "MathJax error" not in problems["image"] + problems["link"], problems

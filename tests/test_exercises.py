@@ -9,6 +9,7 @@ registered exercises, each exercise once, in its own notebook, and a notebook sh
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 import re
@@ -44,7 +45,10 @@ def _solutions() -> dict[str, tuple[str, str]]:
 ANSWERS = _solutions()
 
 
+@functools.lru_cache(maxsize=None)
 def _model_answer(key: str):
+    """The model answer's value (its code run once per process: the accepted and the wrong-answer
+    tests of a key share it, and conftest.py's SHARED_UNITS puts the costly ones on one worker)."""
     body, code = ANSWERS[key]
     ex = REGISTRY[key]
     assert code.strip(), f"docs/solutions: exercise {key} has no code block for its model answer"

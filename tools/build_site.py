@@ -5,9 +5,11 @@ Usage: ``python tools/build_site.py [--out DIR]`` (``make html``).
 
 * Reads ``notebooks/*.ipynb`` as committed and never executes them; writes nothing but ``DIR``
   (``make reproduce`` stays the only writer of tracked files).
-* Math renders with no network: MathJax 2.7 from the PyPI package ``jupyter-server-mathjax``
-  (the renderer nbconvert's templates are written for; it covers sympy's LaTeX) is copied to
-  ``DIR/mathjax/`` and loaded by a relative URL, with its own STIX-Web fonts.
+* Math renders with no network: MathJax 3 (its ``es5`` components, from the PyPI package
+  ``django-static-mathjax``) is copied to ``DIR/mathjax/`` and loaded by a relative URL: TeX
+  input with every package (it covers sympy's LaTeX), CommonHTML output with its own fonts,
+  and the Safe extension.  (MathJax 2.7's HTML-CSS output took about four times as long to
+  typeset the site in Chromium.)
 * Pages: ``index.html`` (reading order, objectives, prerequisites and reading time, from
   ``notebooks/syllabus.toml``), one page per notebook, and the notation, reference, model-answer,
   notebook-standard and README pages rendered from markdown.  Every page links the index and its
@@ -32,10 +34,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from site_pages import SiteError, page_template, postprocess  # noqa: E402
 
-#: MathJax's combined configuration: TeX input, HTML-CSS output with the STIX-Web fonts that
-#: jupyter-server-mathjax ships (it has no CommonHTML output), and the Safe extension.
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
-MATHJAX_URL = f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"
+#: MathJax 3's combined component: TeX input with all packages, CommonHTML output, its fonts
+#: (the page's configuration, in site_pages.py, adds the Safe extension).
+MATHJAX_COMPONENT = "tex-chtml-full.js"
+MATHJAX_URL = f"mathjax/{MATHJAX_COMPONENT}"
 #: Reading-time rule, stated on the index page.
 WORDS_PER_MINUTE = 150
 MINUTES_PER_CODE_CELL = 0.5
@@ -124,15 +126,15 @@ def first_heading(text: str, fallback: str) -> str:
 
 
 def mathjax_static() -> pathlib.Path:
-    """The MathJax 2.7 tree shipped by ``jupyter-server-mathjax``."""
+    """MathJax 3's ``es5`` tree (combined components, extensions, fonts) from ``django-static-mathjax``."""
     try:
-        import jupyter_server_mathjax
+        import mathjax
     except ImportError:
-        raise SiteError("jupyter-server-mathjax is not installed: "
-                        "pip install -c constraints.txt -e '.[site]' (make html does)") from None
-    static = pathlib.Path(jupyter_server_mathjax.__file__).parent / "static"
-    if not (static / "MathJax.js").exists():
-        raise SiteError(f"{static}: no MathJax.js in jupyter-server-mathjax")
+        raise SiteError("django-static-mathjax is not installed: "
+                        "pip install -c constraints.txt -e '.[browser]' (make html does)") from None
+    static = pathlib.Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+    if not (static / MATHJAX_COMPONENT).exists():
+        raise SiteError(f"{static}: no {MATHJAX_COMPONENT} in django-static-mathjax")
     return static
 
 

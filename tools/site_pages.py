@@ -1,9 +1,11 @@
 """The page template and the HTML post-processing of the static site (used by build_site.py).
 
 The template extends nbconvert's ``lab`` template and removes everything it would fetch from a
-CDN (require.js, the widget manager, mermaid, MathJax): MathJax is the local copy, configured to
-record its errors and to flag the end of typesetting (``window.opalgMath``, read by
-``tests/test_browser_site.py``).  The post-processing rewrites links to pages, keeps alt text,
+CDN (require.js, the widget manager, mermaid, MathJax): MathJax 3 is the local copy (CommonHTML
+output), configured to record its errors (TeX parse errors, math input/output errors, files it
+could not load: ``window.opalgMath.errors``) and to flag the end of its first typesetting
+(``data-mathjax="done"`` on ``<html>``), read by ``tests/test_browser_site.py``.  TeX errors are
+not hidden (no ``noerrors``/``noundefined``): they render as ``mjx-merror`` elements.  The post-processing rewrites links to pages, keeps alt text,
 and refuses anything that would leave the machine.
 """
 from __future__ import annotations
@@ -25,30 +27,40 @@ _TEMPLATE = r"""
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {%- block html_head_js_mathjax -%}
-<script type="text/x-mathjax-config">
+<script>
 window.opalgMath = {errors: [], done: false, ms: null};
-MathJax.Hub.Config({
-  TeX: {equationNumbers: {autoNumber: "AMS", useLabelIds: true},
-        noErrors: {disabled: true}, noUndefined: {disabled: true}},
-  tex2jax: {inlineMath: [["$", "$"], ["\\(", "\\)"]], displayMath: [["$$", "$$"], ["\\[", "\\]"]],
-            processEscapes: true, processEnvironments: true},
-  "HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null},
-  MMLorHTML: {prefer: "HTML"},
-  displayAlign: "center", messageStyle: "none"
-});
-MathJax.Hub.Register.MessageHook("TeX Jax - parse error", function (m) {
-  opalgMath.errors.push("TeX parse error: " + m[1] + " in " + m[2]); });
-MathJax.Hub.Register.MessageHook("Math Processing Error", function (m) {
-  opalgMath.errors.push("Math Processing Error: " + ((m[2] && m[2].message) || m[2])); });
-MathJax.Hub.Register.MessageHook("file load error", function (m) {
-  opalgMath.errors.push("file load error: " + m[1]); });
-MathJax.Hub.Register.StartupHook("End", function () {
-  MathJax.Hub.Queue(function () {
-    opalgMath.done = true; opalgMath.ms = performance.now();
-    document.documentElement.setAttribute("data-mathjax", "done"); });
-});
+window.MathJax = {
+  loader: {load: ["ui/safe"], failed: function (err) {
+    opalgMath.errors.push("file load error: " + err.message);
+    document.documentElement.setAttribute("data-mathjax", "done"); }},
+  tex: {
+    inlineMath: [["$", "$"], ["\\(", "\\)"]], displayMath: [["$$", "$$"], ["\\[", "\\]"]],
+    processEscapes: true, processEnvironments: true, tags: "ams", useLabelIds: true,
+    packages: {"[-]": ["noerrors", "noundefined"]},
+    formatError: function (jax, err) {
+      opalgMath.errors.push("TeX parse error: " + err.message);
+      return jax.formatError(err); }
+  },
+  options: {
+    compileError: function (doc, math, err) {
+      opalgMath.errors.push("Math input error: " + err.message + " in " + math.math);
+      doc.compileError(math, err); },
+    typesetError: function (doc, math, err) {
+      opalgMath.errors.push("Math output error: " + err.message + " in " + math.math);
+      doc.typesetError(math, err); }
+  },
+  startup: {
+    pageReady: function () {
+      function done() {
+        opalgMath.done = true; opalgMath.ms = performance.now();
+        document.documentElement.setAttribute("data-mathjax", "done"); }
+      return MathJax.startup.defaultPageReady().then(done, function (err) {
+        opalgMath.errors.push("MathJax startup error: " + ((err && err.message) || err)); done(); });
+    }
+  }
+};
 </script>
-<script src="{{ resources.mathjax_url }}"></script>
+<script src="{{ resources.mathjax_url }}" async></script>
 {%- endblock html_head_js_mathjax -%}
 {# nbconvert runs bleach over pygments' output, which it escapes already: 60 % of the build. #}
 {% block input %}

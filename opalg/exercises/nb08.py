@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import Exercise, _StudentError, choice, close_arrays, function
@@ -22,12 +24,14 @@ def _absolute(expected, tol: float, unit: str, hint: str):
     return grader
 
 
+@functools.lru_cache(maxsize=1)   # a simulation or a scan: once per process
 def _stop_time_joint3() -> float:
     from opalg import ider
 
     return float(ider.simulate("no motor at joint 3", t_eval=[0.0]).t_fail)
 
 
+@functools.lru_cache(maxsize=1)   # a simulation or a scan: once per process
 def _work_motor2() -> float:
     """∫ T_2 θ̇_2 dt over the paper's control-force run, by 40-node Gauss–Legendre quadrature
     (the power is smooth in t: exact to round-off, as notebook 08 section 4 shows)."""
@@ -41,6 +45,7 @@ def _work_motor2() -> float:
     return float(w @ (r.tau[:, 1] * r.qd[:, 1]))
 
 
+@functools.lru_cache(maxsize=1)   # a simulation or a scan: once per process
 def _best_alpha() -> float:
     """argmax over α ∈ [0, π] of κ(ℳ0, B0, A(α)): a grid, then a bounded 1-D refinement."""
     from scipy.optimize import minimize_scalar
