@@ -252,11 +252,11 @@ if IPyNbFile is not None:
             if not self.compare_outputs(test, ref):
                 self.raise_cell_error("Cell outputs differ", "\n".join(self.comparison_traceback))
             # ... and then everything the committed file stores for this cell.
-            if (fresh.outputs, fresh.execution_count) != (self.cell.outputs,
-                                                          self.cell.execution_count):
+            same, what = _executor().outputs_match(self.cell.outputs, fresh.outputs)
+            if not same or fresh.execution_count != self.cell.execution_count:
                 self.raise_cell_error(
                     "Cell outputs differ from the committed ones in what nbval does not compare "
-                    "(images, output metadata, execution count)",
+                    f"(images, output metadata, execution count): {what or 'execution count'}",
                     _outputs_diff(self.cell, fresh))
 
     @pytest.hookimpl(wrapper=True)

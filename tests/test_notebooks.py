@@ -16,6 +16,7 @@ A code cell may legitimately print nothing (imports, an exercise's answer cell):
 from __future__ import annotations
 
 import json
+import sys
 import pathlib
 import re
 
@@ -130,9 +131,33 @@ def test_png_figures_only(notebook):
             assert "image/svg+xml" not in out.get("data", {}), f"{path.name}, code cell {i}: SVG output"
 
 
+def _executor():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import execute_notebooks
+    finally:
+        sys.path.pop(0)
+    return execute_notebooks
+
+
+def _same_but_figure_pixels(saved: dict, fresh: dict) -> bool:
+    """The two notebooks are equal but for PNG figures that differ in few pixels: the same
+    cells, sources, metadata and text outputs (tools/execute_notebooks.outputs_match).  A
+    figure of round-off-level values is drawn a few pixels apart on another CPU."""
+    strip = [{**c, "outputs": []} for c in saved["cells"]], [{**c, "outputs": []} for c in fresh["cells"]]
+    if strip[0] != strip[1] or {k: v for k, v in saved.items() if k != "cells"} != \
+            {k: v for k, v in fresh.items() if k != "cells"}:
+        return False
+    match = _executor().outputs_match
+    return all(match(a.get("outputs", []), b.get("outputs", []))[0]
+               for a, b in zip(saved["cells"], fresh["cells"]))
+
+
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
 def test_executor_is_deterministic(nb_path, notebook_execution):
-    """Re-executing a notebook elsewhere (kernel cwd = a scratch dir) gives the committed bytes.
+    """Re-executing a notebook elsewhere (kernel cwd = a scratch dir) gives the committed bytes,
+    or the committed notebook but for figures of round-off-level values drawn a few pixels
+    apart on another CPU (tools/execute_notebooks.PNG_TOLERANCE; text outputs stay exact).
 
     The execution is the session's shared one (``conftest.notebook_run``); under pytest-xdist
     this test and the notebook's nbval cells are in one ``xdist_group``, so it runs once.
@@ -145,6 +170,8 @@ def test_executor_is_deterministic(nb_path, notebook_execution):
     committed = nb_path.read_bytes()
     if run.data != committed:
         fresh, saved = json.loads(run.data), _load(nb_path)
+        if _same_but_figure_pixels(saved, fresh):
+            return      # only PNG figures differ, each in ≤ PNG_TOLERANCE of its pixels
         cells = [k for k, (x, y) in enumerate(zip(_code_cells(fresh), _code_cells(saved))) if x != y]
         where = (f"code cells {cells} (nbval's 'Cell N' items report what differs)" if cells else
                  "its metadata, markdown cells or JSON layout")
@@ -248,3 +275,68 @@ def test_shared_execution_reports_each_cell_and_runs_once(tmp_path):
     assert '-    "k": 2' in out and '+    "k": 1' in out, out
     assert "Cell 3: Cell execution caused an exception" in out and "ValueError" in out, out
     assert "Cell 4: Not executed: execution stopped at Cell 3" in out, out
+
+
+# --- the figure comparison that lets a notebook run on another CPU ---------------------------
+
+def _png(draw, size=(5.0, 3.2)) -> str:
+    import base64
+    import io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=size)
+    draw(ax)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _error_plot(last_error, label="error", extra=False):
+    def draw(ax):
+        import numpy as np
+        s = np.logspace(0, 4, 9)
+        err = 1e-16 * s**2
+        err[0] = last_error
+        ax.loglog(s, err, "o-", label=label)
+        if extra:
+            ax.loglog(s, 1e-15 * s, "k:")
+        ax.legend(loc="lower right")
+    return draw
+
+
+@pytest.mark.parametrize("change, accepted", [
+    ({}, True),                                   # the same figure
+    ({"last_error": 3.1003e-16}, True),           # a round-off point drawn a fraction of a pixel away
+    ({"last_error": 3.3e-16}, False),             # ... but not a marker moved by pixels
+    ({"label": "another error"}, False),          # a changed legend
+    ({"extra": True}, False),                     # one more curve
+    ({"size": (5.0, 3.0)}, False),                # another size
+])
+def test_figure_comparison_accepts_round_off_and_refuses_changes(change, accepted):
+    ex = _executor()
+    ref = {"output_type": "display_data", "metadata": {}, "data": {
+        "image/png": _png(_error_plot(3.1e-16)), "text/plain": "<Figure>"}}
+    size = change.pop("size", (5.0, 3.2))
+    new = {**ref, "data": {**ref["data"], "image/png": _png(_error_plot(**{"last_error": 3.1e-16, **change}), size)}}
+    same, what = ex.outputs_match([ref], [new])
+    assert same is accepted, what
+    # text outputs are never given a tolerance
+    assert not ex.outputs_match([ref], [{**new, "data": {**new["data"], "text/plain": "<Fig>"}}])[0]
+
+
+def test_printed_decade_is_sanitized_but_the_rest_of_a_check_line_is_not():
+    """A check's error decade moves with the CPU (report asserts the tolerance itself); the
+    label and the tolerance it prints are compared exactly."""
+    ex = _executor()
+
+    def line(text):
+        return [{"output_type": "stream", "name": "stdout", "text": text}]
+
+    a = "M vs dense: rel. error < 1e-12 (tolerance 1e-10: cond eps)\n"
+    assert ex.outputs_match(line(a), line(a.replace("< 1e-12", "≤ 1e-13")))[0]
+    assert not ex.outputs_match(line(a), line(a.replace("tolerance 1e-10", "tolerance 1e-09")))[0]
+    assert not ex.outputs_match(line(a), line(a.replace("M vs", "ℳ vs")))[0]

@@ -78,3 +78,74 @@ def execute_all(paths) -> None:
     for p in paths:
         print(f"executing {p}", flush=True)
         execute(pathlib.Path(p))
+
+
+#: Largest fraction of a figure's pixels that may differ by more than 1/8 of full scale between
+#: two executions on different machines: none.  A figure of round-off-level values (3.1e-16 on
+#: one CPU, 3.1003e-16 on another: vectorised reductions round differently) is drawn a fraction
+#: of a pixel apart, which changes only antialiasing shades and the PNG's bytes; a moved marker,
+#: another curve, label, tick or size changes whole pixels and is refused
+#: (tests/test_notebooks.py::test_figure_comparison_accepts_round_off_and_refuses_changes).
+PNG_TOLERANCE = 0.0
+
+
+def png_mismatch(a: str, b: str) -> float:
+    """Fraction of pixels of two base64 PNGs that differ by more than 1/8 of full scale in some
+    channel; 1.0 when their sizes differ."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    x, y = (np.asarray(Image.open(io.BytesIO(base64.b64decode("".join(s)))).convert("RGB"),
+                       dtype=np.int16) for s in (a, b))
+    if x.shape != y.shape:
+        return 1.0
+    return float((np.abs(x - y).max(axis=-1) > 32).mean())
+
+
+def sanitizers() -> list:
+    """(pattern, replacement) pairs of ``tools/nbval_sanitize.cfg``, the ones nbval applies.
+
+    Among them the decade of a check's error (``opalg.report`` prints ``rel. error < 1e-12``):
+    an error of 1.1e-13 on one CPU is 0.9e-13 on another, and the check itself is the assertion
+    inside ``report``, which fails the cell on any machine."""
+    import configparser
+    import re
+
+    cfg = configparser.ConfigParser(interpolation=None)
+    cfg.read(pathlib.Path(__file__).with_name("nbval_sanitize.cfg"), encoding="utf8")
+    return [(re.compile(cfg[s]["regex"]), cfg[s]["replace"]) for s in cfg.sections()]
+
+
+def _sanitized(out: dict) -> dict:
+    if out.get("output_type") != "stream":
+        return out
+    text = "".join(out.get("text", ""))
+    for pattern, replace in sanitizers():
+        text = pattern.sub(replace, text)
+    return {**out, "text": text}
+
+
+def outputs_match(committed, fresh, tol: float = PNG_TOLERANCE) -> tuple[bool, str]:
+    """Whether a cell's fresh outputs equal its committed ones: exactly, except PNG figures,
+    which may differ in at most ``tol`` of their pixels (see :data:`PNG_TOLERANCE`), and the
+    patterns of :func:`sanitizers` in printed text.  Returns (match, what differs)."""
+    committed = [_sanitized(dict(o)) for o in committed]
+    fresh = [_sanitized(dict(o)) for o in fresh]
+    if len(committed) != len(fresh):
+        return False, f"{len(committed)} outputs committed, {len(fresh)} executed"
+    for i, (c, f) in enumerate(zip(committed, fresh)):
+        c, f = dict(c), dict(f)
+        cd, fd = dict(c.pop("data", {})), dict(f.pop("data", {}))
+        if c != f or cd.keys() != fd.keys():
+            return False, f"output {i}: its type, text or metadata"
+        for mime in cd:
+            if mime == "image/png" and cd[mime] != fd[mime]:
+                frac = png_mismatch(cd[mime], fd[mime])
+                if frac > tol:
+                    return False, f"output {i}: the figure differs in {frac:.2%} of its pixels (allowed {tol:.2%})"
+            elif cd[mime] != fd[mime]:
+                return False, f"output {i}: its {mime}"
+    return True, ""
