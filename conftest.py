@@ -289,6 +289,8 @@ SHARED_UNITS = {
                                            r"|wrong_answers_are_refused)\[08\.[12]\]$"),
     # tests/test_ider.py caches its Ider runs per process (one run serves many tests)
     "ider-runs": re.compile(r"^tests/test_ider\.py::"),
+    # the free-truss deployable's symbolic equations are derived once per process (module fixture)
+    "symbolic-free-root": re.compile(r"^tests/test_symbolic_free_root\.py::"),
 }
 
 
@@ -329,6 +331,8 @@ def xdist_scope(nodeid: str) -> str:
 UNIT_SECONDS = [
     (r"^browser$", 75),                                    # the site (35 pages) and the Ider panel
     (r"^notebook:(08|09|14)_", 22),
+    (r"^notebook:15_", 14),
+    (r"^symbolic-free-root$", 14),
     (r"^notebook:", 5),
     (r"test_notebooks\.py::test_shared_execution", 14),   # a pytest -n 2 on planted notebooks
     (r"test_symbolic_figures\.py::test_figure_script", 8),
