@@ -35,7 +35,7 @@ from .errors import (InfeasibleDirections, ModelError, OpalgError, SingularConfi
 from .kinematics import body_poses
 from .configuration import difference, integrate, neutral
 from . import momentum  # noqa: F401
-from .joints import FreeJoint
+from .free_joint import FreeJoint
 from .model import Inertia, Joint, Model
 from .soa import SpatialOperators, operators
 from .urdf import from_urdf

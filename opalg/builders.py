@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from . import _backend as bk
-from .joints import FreeJoint
+from .free_joint import FreeJoint
 from .model import Inertia, Joint, Model
 
 
@@ -160,7 +160,7 @@ def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixe
     n_roots : int
         Number of bodies attached to the inertial frame (trees only; a forest if > 1).
     floating : bool
-        Put every root on a :class:`opalg.joints.FreeJoint` (a free-floating base:
+        Put every root on a :class:`opalg.free_joint.FreeJoint` (a free-floating base:
         nq = nv + 1 per root, docs/REFERENCE.md K8).  The other bodies are drawn
         exactly as without it.
 

@@ -1,6 +1,6 @@
 r"""Configuration space: :func:`integrate`, :func:`difference` and :func:`neutral` (nq ≠ nv).
 
-A free joint (:class:`opalg.joints.FreeJoint`) has 7 configuration coordinates
+A free joint (:class:`opalg.free_joint.FreeJoint`) has 7 configuration coordinates
 ``[p; x, y, z, w]`` and 6 velocities ``[ω; v]`` (body frame, angular first), so a
 configuration is not advanced by ``q + v dt``: docs/REFERENCE.md K8.
 

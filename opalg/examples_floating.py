@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import ModelError
-from .joints import FreeJoint
+from .free_joint import FreeJoint
 from .kinematics import body_poses
 from .model import Inertia, Joint, Model
 

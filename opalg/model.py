@@ -115,7 +115,7 @@ class Model:
     q_slice : tuple of slice
         Where the configuration coordinates of body ``k`` sit in q.
     free_bodies : tuple of int
-        The bodies on a :class:`opalg.joints.FreeJoint`.
+        The bodies on a :class:`opalg.free_joint.FreeJoint`.
     order : tuple of int
         Bodies in topological (base-to-tip, "outward") order.
     children : tuple of tuple of int

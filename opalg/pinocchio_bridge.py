@@ -12,7 +12,7 @@ here, at the edge, never inside opalg:
 * gravity is on by default, ``(0, 0, -9.81)``; here it is set from the model;
 * its helical joint advances ``pitch * q`` along the axis per rotation q, as
   opalg's (checked in tests/test_joints.py).
-* a free joint (:class:`opalg.joints.FreeJoint`) is ``JointModelFreeFlyer``:
+* a free joint (:class:`opalg.free_joint.FreeJoint`) is ``JointModelFreeFlyer``:
   the same configuration ``[p; x, y, z, w]`` (opalg chose Pinocchio's quaternion
   order), and the velocity in the body frame, Pinocchio's ``[v; ω]`` against
   opalg's ``[ω; v]`` — the halves are swapped by ``v_idx`` (docs/REFERENCE.md K9).

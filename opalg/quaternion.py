@@ -1,6 +1,6 @@
 r"""Unit quaternions and the SE(3) exponential: the configuration space of a free joint.
 
-A free joint (:class:`opalg.joints.FreeJoint`, docs/REFERENCE.md K8) stores 7
+A free joint (:class:`opalg.free_joint.FreeJoint`, docs/REFERENCE.md K8) stores 7
 coordinates ``[p; x, y, z, w]``: the body origin ``p`` in the joint frame and the
 body's orientation as a unit quaternion in **(x, y, z, w)** order (Pinocchio's
 order, so Pinocchio's free-flyer q needs no reordering).  Its 6 velocities are

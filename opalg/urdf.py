@@ -6,7 +6,7 @@ at the edge; inside opalg everything stays angular-first in body frames):
 * the root link (the one link that is no joint's child) is fixed to the inertial
   frame — a fixed-base robot, as in Pinocchio without a root joint; with
   ``floating=True`` it is body 0 on a free joint named ``"root_joint"``
-  (:class:`opalg.joints.FreeJoint`, as Pinocchio's ``JointModelFreeFlyer`` root;
+  (:class:`opalg.free_joint.FreeJoint`, as Pinocchio's ``JointModelFreeFlyer`` root;
   docs/REFERENCE.md K8);
 * ``revolute``, ``continuous`` (both one angle, ``R``) and ``prismatic`` (``P``)
   joints become bodies, in depth-first document order; their axes are
@@ -42,7 +42,7 @@ from defusedxml import ElementTree as ET
 from defusedxml.common import DefusedXmlException
 
 from .errors import ModelError, URDFError
-from .joints import FreeJoint
+from .free_joint import FreeJoint
 from .model import Inertia, Joint, Model
 from .spatial import skew, spatial_inertia
 from .urdf_write import matrix_to_rpy, to_urdf  # noqa: F401  (the writer, importable from here)

@@ -119,7 +119,7 @@ def test_J5_free_joint_below_the_root():
     axes made ν̇ wrong by O(1) here, while a free root hid it.)"""
     base = opalg.random_model(4, "chain", seed=11, joints="all")
     joints = list(base.joints)
-    joints[1] = opalg.joints.FreeJoint("middle")
+    joints[1] = opalg.FreeJoint("middle")
     m = opalg.Model(base.parents, joints, base.placements, base.inertias, base.gravity)
     rng = np.random.default_rng(5)
     q = opalg.integrate(m, opalg.neutral(m), rng.normal(size=m.nv))

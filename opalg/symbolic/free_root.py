@@ -77,7 +77,7 @@ def free_root_model(system):
     >>> model.names, model.nq, model.nv, model.free_bodies
     (('B1', 'H2_1'), 8, 7, (0,))
     """
-    from ..joints import FreeJoint
+    from ..free_joint import FreeJoint
     from ..model import Model
 
     free, keep, carrier, first = _layout(system)
