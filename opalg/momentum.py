@@ -23,6 +23,31 @@ from .kinematics import body_kinematics, body_poses, check_state
 from .model import Model
 
 
+def subtree_momenta(model: Model, Xup, V) -> list:
+    r"""h_k (..., 6), the momentum of the subtree of body k in body-k coordinates, for every k:
+    the inward φ sweep :math:`h_k = M(k) V(k) + \sum_{c \in C(k)} {}^cX_k^{\,T} h_c` (K10),
+    from the body transforms ``Xup`` and body velocities ``V`` of a kinematics pass.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.kinematics import body_kinematics
+    >>> m = opalg.random_model(3, "chain", seed=0)
+    >>> q, v = np.full(m.nv, 0.3), np.ones(m.nv)
+    >>> kin = body_kinematics(m, q, v)
+    >>> h = subtree_momenta(m, kin.Xup, kin.V)
+    >>> k = m.order[0]                       # the root: its rows of ℳv are H(k) h_k
+    >>> bool(np.allclose(kin.S[k].T @ h[k], (opalg.crba(m, q) @ v)[m.dof_slice[k]]))
+    True
+    """
+    h = [bk.mv(model.I_spatial[k], V[k]) for k in range(model.n)]
+    for k in reversed(model.order):          # inward: the φ sweep
+        p = model.parents[k]
+        if p != -1:
+            h[p] = h[p] + bk.mv(bk.mT(Xup[k]), h[k])
+    return h
+
+
 def spatial_momentum(model: Model, q, v) -> np.ndarray:
     r"""Spatial momentum :math:`h_0 = [n_0; F]` (..., 6) of the whole system, about the
     inertial origin in inertial coordinates (moment first; docs/REFERENCE.md K10).
@@ -43,11 +68,7 @@ def spatial_momentum(model: Model, q, v) -> np.ndarray:
     q = check_state(model, q, "q")
     v = check_state(model, v, "v")
     kin = body_kinematics(model, q, v, gravity=False, validate=False)
-    h = [bk.mv(model.I_spatial[k], kin.V[k]) for k in range(model.n)]
-    for k in reversed(model.order):          # inward: the φ sweep
-        p = model.parents[k]
-        if p != -1:
-            h[p] = h[p] + bk.mv(bk.mT(kin.Xup[k]), h[k])
+    h = subtree_momenta(model, kin.Xup, kin.V)
     roots = [k for k in range(model.n) if model.parents[k] == -1]
     return sum(bk.mv(bk.mT(kin.Xup[r]), h[r]) for r in roots)
 

@@ -28,6 +28,7 @@ from ..dynamics import composite_inertias
 from ..errors import ModelError, StateError
 from ..kinematics import body_kinematics, check_state, overflow_guard
 from ..model import Model
+from ..momentum import subtree_momenta
 from ..operational import frame_columns, _frame_X
 
 
@@ -61,10 +62,11 @@ def free_root(model: Model, where: str) -> int:
     return r
 
 
-def arm_dofs(model: Model, r: int) -> np.ndarray:
-    """Indices into v of the arm's joint rates θ̇: every dof but the free root's six, in v order."""
-    keep = np.ones(model.nv, bool)
-    keep[model.dof_slice[r]] = False
+def arm_dofs(model: Model, r: int, config: bool = False) -> np.ndarray:
+    """Indices into v of the arm's joint rates θ̇: every dof but the free root's six, in v order
+    (``config=True``: into q, every coordinate but the root's seven)."""
+    keep = np.ones(model.nq if config else model.nv, bool)
+    keep[(model.q_slice if config else model.dof_slice)[r]] = False
     return np.flatnonzero(keep)
 
 
@@ -77,11 +79,11 @@ def join_velocity(model: Model, r: int, v_b, qd_joints) -> np.ndarray:
     return v
 
 
-def _check_arm_rates(model: Model, qd_joints, r: int, where: str) -> np.ndarray:
-    nm = model.nv - 6
-    a = check_state(model, qd_joints, "qd_joints", last=nm)
+def _check_arm_rates(model: Model, qd_joints, r: int, where: str, name: str = "qd_joints") -> np.ndarray:
+    """The arm's rates θ̇ (or, named ``theta``, its coordinates: nq − 7 = nv − 6 for one free joint)."""
+    a = check_state(model, qd_joints, name, last=model.nv - 6)
     if a.dtype == object:
-        raise StateError(f"{where}: qd_joints must be numeric (float or complex)")
+        raise StateError(f"{where}: {name} must be numeric (float or complex)")
     return a
 
 
@@ -95,12 +97,7 @@ def _root_blocks(model: Model, q, qd_joints, r: int):
         vJ = bk.mv(kin.S[k], v[..., model.dof_slice[k]])
         V[k] = vJ if p == -1 else bk.mv(kin.Xup[k], V[p]) + vJ
     R, _ = composite_inertias(model, q, kin)
-    h = [bk.mv(model.I_spatial[k], V[k]) for k in range(model.n)]
-    for k in reversed(model.order):          # inward: the φ sweep of the momentum (K10)
-        p = model.parents[k]
-        if p != -1:
-            h[p] = h[p] + bk.mv(bk.mT(kin.Xup[k]), h[k])
-    return R[r], h[r], kin
+    return R[r], subtree_momenta(model, kin.Xup, V)[r], kin
 
 
 def base_velocity(model: Model, q, qd_joints, h=None, full: bool = False) -> np.ndarray:

@@ -28,7 +28,7 @@ from ..errors import StateError
 from ..kinematics import check_state
 from ..model import Model
 from ..momentum import spatial_momentum
-from .base import _check_arm_rates, base_velocity, free_root
+from .base import _check_arm_rates, arm_dofs, base_velocity, free_root
 from .simulate import config_rate, normalized
 
 
@@ -53,12 +53,6 @@ class BaseReaction:
     momentum: np.ndarray
     success: bool
     message: str
-
-
-def _arm_configs(model: Model, r: int) -> np.ndarray:
-    keep = np.ones(model.nq, bool)
-    keep[model.q_slice[r]] = False
-    return np.flatnonzero(keep)
 
 
 def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str = "DOP853",
@@ -111,13 +105,13 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
     h0 = np.zeros(6) if h is None else check_state(model, h, "h", last=6)
     if h0.shape != (6,):
         raise StateError(f"base_reaction: h must have shape (6,), got {h0.shape}")
-    qs_arm, qs_b = _arm_configs(model, r), model.q_slice[r]
+    qs_arm, qs_b = arm_dofs(model, r, config=True), model.q_slice[r]
 
     def path(tt):
         try:
             th, thd = joint_path(tt)
-            th = _check_arm_rates(model, th, r, "base_reaction").astype(float)
-            thd = _check_arm_rates(model, thd, r, "base_reaction").astype(float)
+            th = _check_arm_rates(model, th, r, "base_reaction", "theta").astype(float)
+            thd = _check_arm_rates(model, thd, r, "base_reaction", "theta_dot").astype(float)
         except StateError as e:
             raise StateError(f"base_reaction: joint_path({tt:.6g}): {e}") from None
         except (TypeError, ValueError):
