@@ -7,6 +7,7 @@ a fixed JSON layout, so two runs give byte-identical files.
 """
 from __future__ import annotations
 
+import functools
 import pathlib
 
 import nbformat
@@ -105,6 +106,7 @@ def png_mismatch(a: str, b: str) -> float:
     return float((np.abs(x - y).max(axis=-1) > 32).mean())
 
 
+@functools.lru_cache(maxsize=1)
 def sanitizers() -> list:
     """(pattern, replacement) pairs of ``tools/nbval_sanitize.cfg``, the ones nbval applies.
 

@@ -26,7 +26,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.integrate
 
 from ..errors import StateError
 from .examples import deployable_example, deployment_setup
@@ -51,41 +50,6 @@ def _hinge_torques(system, model, setup):
         return out
 
     return tau
-
-
-def _unit(model, q):
-    """q with every free joint's quaternion normalized."""
-    q = np.array(q, float)
-    for k in model.free_bodies:
-        s = model.q_slice[k]
-        q[s.start + 3:s.stop] /= np.linalg.norm(q[s.start + 3:s.stop])
-    return q
-
-
-def _manifold_run(model, q0, v0, t_span, tau, t_eval, rtol, atol):
-    """(q (m, nq), v (m, nv), nfev) of the operator route (module docstring)."""
-    import opalg
-    from ..quaternion import multiply, rotation
-
-    nq = model.nq
-
-    def rhs(_, y):
-        q, v = _unit(model, y[:nq]), y[nq:]
-        qdot = np.empty(nq)
-        for k in range(model.n):
-            qs, vs = model.q_slice[k], model.dof_slice[k]
-            if model.joints[k].free:
-                quat, w, u = q[qs][3:], v[vs][:3], v[vs][3:]
-                qdot[qs] = np.r_[rotation(quat) @ u, 0.5 * multiply(quat, np.r_[w, 0.0])]
-            else:
-                qdot[qs] = v[vs]
-        return np.r_[qdot, opalg.aba(model, q, v, tau(q, v))]
-
-    sol = scipy.integrate.solve_ivp(rhs, t_span, np.r_[q0, v0], method="DOP853", rtol=rtol, atol=atol,
-                                    t_eval=t_eval)
-    if sol.status == -1:
-        raise RuntimeError(f"solve_ivp failed: {sol.message}")
-    return np.array([_unit(model, y) for y in sol.y[:nq].T]), sol.y[nq:].T, int(sol.nfev)
 
 
 @dataclass
@@ -142,7 +106,7 @@ def free_deployment(t_end: float = 2.0, n_out: int = 21, euler: bool = True, sys
     >>> bool(run.truss_angle[-1] > 1e-2)                 # the truss really turns
     True
     """
-    from ..momentum import spatial_momentum
+    from ..floating.simulate import simulate
     from ..quaternion import log_free
 
     t_end = float(t_end) if isinstance(t_end, (int, float, np.floating, np.integer)) else None
@@ -160,8 +124,12 @@ def free_deployment(t_end: float = 2.0, n_out: int = 21, euler: bool = True, sys
     t_eval = np.linspace(0.0, t_end, n_out)
     timings = {}
     t0 = time.perf_counter()
-    q, v, nfev = _manifold_run(model, q0, v0, (0.0, t_end), _hinge_torques(system, model, setup), t_eval,
-                               rtol, atol)
+    tau = _hinge_torques(system, model, setup)
+    sim = simulate(model, q0, v0, (0.0, t_end), tau=lambda _, q, v: tau(q, v), t_eval=t_eval,
+                   rtol=rtol, atol=atol)
+    if not sim.success:
+        raise StateError(f"free_deployment: the operator route stopped: {sim.message}")
+    q, v = sim.q, sim.v
     timings["operator"] = time.perf_counter() - t0
     run = None
     if euler:
@@ -175,5 +143,4 @@ def free_deployment(t_end: float = 2.0, n_out: int = 21, euler: bool = True, sys
         timings["euler"] = time.perf_counter() - t0
     truss = model.q_slice[model.free_bodies[0]]
     angle = np.linalg.norm(log_free(np.broadcast_to(q[0, truss], (n_out, 7)), q[:, truss])[:, :3], axis=1)
-    h = np.array([spatial_momentum(model, a, b) for a, b in zip(q, v)])
-    return FreeDeployment(t_eval, q, v, run, angle, h, system, model, setup, timings)
+    return FreeDeployment(t_eval, q, v, run, angle, sim.momentum, system, model, setup, timings)
