@@ -233,10 +233,13 @@ def _planted_project(tmp_path: pathlib.Path) -> pathlib.Path:
     bad.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
                                   "name": "python3"}
     nbformat.write(bad, nbs / "bad.ipynb")
+    # The ids are the notebooks' file names, as in tests/test_notebooks.py: conftest's
+    # xdist_scope groups a test with a notebook's cells by "[<name>.ipynb]" (a bare stem left
+    # the byte check to whichever worker came free, and good.ipynb then ran twice).
     (tmp_path / "test_bytes.py").write_text(
         "import pathlib, pytest\n"
         "NBS = sorted(pathlib.Path(__file__).parent.glob('notebooks/*.ipynb'))\n"
-        "@pytest.mark.parametrize('nb_path', NBS, ids=[p.stem for p in NBS])\n"
+        "@pytest.mark.parametrize('nb_path', NBS, ids=[p.name for p in NBS])\n"
         "def test_bytes(nb_path, notebook_execution):\n"
         "    assert notebook_execution(nb_path).data == nb_path.read_bytes()\n")
     return tmp_path
@@ -262,12 +265,12 @@ def test_shared_execution_reports_each_cell_and_runs_once(tmp_path):
     assert proc.returncode == 1, out + proc.stderr
     assert count.read_text() == "x", f"good.ipynb executed {len(count.read_text())} times\n{out}"
     for passed in ("notebooks/good.ipynb::Cell 0", "notebooks/good.ipynb::Cell 1",
-                   "notebooks/good.ipynb::Cell 2", "test_bytes.py::test_bytes[good]",
+                   "notebooks/good.ipynb::Cell 2", "test_bytes.py::test_bytes[good.ipynb]",
                    "notebooks/bad.ipynb::Cell 0"):
         assert f"PASSED {passed}" in out, f"{passed} did not pass\n{out}"
     for failed in ("notebooks/bad.ipynb::Cell 1", "notebooks/bad.ipynb::Cell 2",
                    "notebooks/bad.ipynb::Cell 3", "notebooks/bad.ipynb::Cell 4",
-                   "test_bytes.py::test_bytes[bad]"):
+                   "test_bytes.py::test_bytes[bad.ipynb]"):
         assert f"FAILED {failed}" in out, f"{failed} did not fail\n{out}"
     # Each failing cell's report says what differs (nbval's report format).
     assert "Cell 1: Cell outputs differ" in out and "'3\\n' == '2\\n'" in out, out
