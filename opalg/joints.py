@@ -322,9 +322,11 @@ def joint_velocity(S: np.ndarray, qdk: np.ndarray) -> tuple[np.ndarray, np.ndarr
     >>> cJ                                  # ω × v: the sliding velocity turns with the joint
     array([0., 0., 0., 0., 1., 0.])
     """
-    cols = [S[..., :, i] * qdk[..., i:i + 1] for i in range(S.shape[-1])]
     if opcount._ACTIVE:  # S q̇: 6 per axis
         opcount.tally(6 * S.shape[-1], "mv")
+    if S.shape[-1] == 1:   # one axis: no product term (the loop below, without its overhead)
+        return S[..., :, 0] * qdk[..., 0:1], 0
+    cols = [S[..., :, i] * qdk[..., i:i + 1] for i in range(S.shape[-1])]
     vJ = sum(cols[1:], cols[0])
     cJ = 0
     for i in range(len(cols)):
@@ -370,6 +372,8 @@ class TreeTransform:
         q = bk.asarray(q)
         f = self.kind.basis(q)
         if q.dtype.kind == "f" and self.stacked is not None:
+            if q.ndim == 0:   # one state: the same product, without np.stack's overhead
+                return (np.array([1.0, *f]) @ self.stacked).reshape(6, 6)
             # One small gemm: much faster than broadcasting sums of 6x6 arrays.
             return (np.stack([np.ones_like(q), *f], -1) @ self.stacked).reshape(q.shape + (6, 6))
         X = self.mats[0]
