@@ -70,10 +70,11 @@ def crm(V) -> np.ndarray:
     return out
 
 
-_I1, _I2 = [1, 2, 0], [2, 0, 1]
+# Index arrays (not lists: numpy would convert a list on every call) for a x b in one pass.
+_I1, _I2 = np.array([1, 2, 0]), np.array([2, 0, 1])
 # Index maps for w x (both 3-vector halves of a 6-vector) in one elementwise pass.
-_W1, _W2 = [1, 2, 0, 1, 2, 0], [2, 0, 1, 2, 0, 1]
-_U1, _U2 = [1, 2, 0, 4, 5, 3], [2, 0, 1, 5, 3, 4]
+_W1, _W2 = np.array([1, 2, 0, 1, 2, 0]), np.array([2, 0, 1, 2, 0, 1])
+_U1, _U2 = np.array([1, 2, 0, 4, 5, 3]), np.array([2, 0, 1, 5, 3, 4])
 
 
 def _cross(a, b) -> np.ndarray:
