@@ -87,6 +87,32 @@ def load_average() -> str:
         return "n/a"
 
 
+def by_module(cases: list[tuple[str, str, float]], top: int = 20) -> list[tuple[float, int, str]]:
+    """(summed seconds, tests, module) of the ``top`` costliest test modules or notebooks.
+
+    ``cases`` as :func:`read_junit` gives them.
+
+    A notebook's cells count under the notebook, and a test parametrized by a notebook (its
+    byte check, which includes the one execution) under that notebook too: one line per
+    notebook says what executing and checking it costs.
+
+    >>> by_module([("rest", "tests.test_a::t[1]", 2.0), ("rest", "tests.test_a::t[2]", 1.0),
+    ...            ("rest", "tests.test_n::t[08_x.ipynb]", 5.0),
+    ...            ("notebooks", "notebooks.08_x.ipynb::Cell 1", 0.5)])
+    [(5.5, 2, '08_x.ipynb'), (3.0, 2, 'tests.test_a')]
+    """
+    sums: dict[str, list] = {}
+    for _, test_id, t in cases:
+        classname, _, name = test_id.rpartition("::")
+        m = re.search(r"([\w./-]+\.ipynb)", name if ".ipynb]" in name else classname)
+        key = m.group(1).rsplit("/", 1)[-1].removeprefix("notebooks.") if m else classname
+        entry = sums.setdefault(key, [0.0, 0])
+        entry[0] += t
+        entry[1] += 1
+    rows = sorted(((round(t, 6), n, k) for k, (t, n) in sums.items()), reverse=True)
+    return rows[:top]
+
+
 def run(pytest_args: list[str], use_make: bool) -> dict:
     """Run the suite once; return the phase figures."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
@@ -123,7 +149,7 @@ def run(pytest_args: list[str], use_make: bool) -> dict:
             "tests": len(cases), "wall_s": wall, "cpu_s": cpu, "machine_cpu_s": busy,
             "cores": os.cpu_count(), "load_before": load_before, "load_after": load_average(),
             "collection_s": collected_at, "after_collection_s": wall - (collected_at or 0.0),
-            "summed_durations_s": sums,
+            "summed_durations_s": sums, "by_module": by_module(cases),
             "slowest": sorted(((t, name) for _, name, t in cases), reverse=True)[:15]}
 
 
@@ -146,6 +172,8 @@ def report(r: dict, reference: float) -> str:
         f"load average     : {r['load_before']} before, {r['load_after']} after",
         "summed test durations (all workers):",
         *(f"  {k:<14} : {v:.1f} s" for k, v in r["summed_durations_s"].items()),
+        "costliest modules and notebooks (summed durations, tests):",
+        *(f"  {t:7.1f} s  {n:5d}  {k}" for t, n, k in r["by_module"]),
         "slowest tests:",
         *(f"  {t:7.1f} s  {name}" for t, name in r["slowest"]),
     ]
