@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from . import fastdiff as fd
 from .data import hinge_terms, t
 
 
@@ -39,7 +40,7 @@ def recursive_bias(system) -> sp.Matrix:
     Matrix([[2*g*cos(H1_1)]])
     """
     kin = system.kinematics()
-    q, qd = sp.Matrix(system.q), sp.Matrix(system.qd)
+    qd = sp.Matrix(system.qd)
     vel = {0: (kin[0]["wt"], kin[0]["ut"])}
     acc = {0: (kin[0]["wt"].diff(t), kin[0]["ut"].diff(t))}
     B = sp.zeros(system.N, 1)
@@ -50,12 +51,13 @@ def recursive_bias(system) -> sp.Matrix:
         Om = sum((Ec[i] * system.qd[i] for i in Ec), sp.zeros(3, 1))
         Zd = sum((Kc[i] * system.qd[i] for i in Kc), sp.zeros(3, 1))
         (wp, up), (wdp, udp) = vel[system.T[j - 1]], acc[system.T[j - 1]]
-        Gw = G * wp
-        w, u = Gw + Om, G * (up + wp.cross(rho) + Zd)
-        wd = G * wdp - Om.cross(Gw) + Om.jacobian(q) * qd
-        ud = -Om.cross(u) + G * (udp + wdp.cross(rho) + wp.cross(Zd))
+        mm = fd.matmul                       # sympy's product, without its is_finite queries
+        Gw = mm(G, wp)
+        w, u = Gw + Om, mm(G, up + wp.cross(rho) + Zd)
+        wd = mm(G, wdp) - Om.cross(Gw) + mm(fd.jacobian(Om, system.q), qd)
+        ud = -Om.cross(u) + mm(G, udp + wdp.cross(rho) + wp.cross(Zd))
         vel[j], acc[j] = (w, u), (wd, ud)
         v, vd = u + w.cross(b.com), ud + wd.cross(b.com)
-        B += k["Jv"].T * (b.mass * (vd + w.cross(v) - k["R"].T * system.gravity))
-        B += k["Jw"].T * (b.inertia * wd + w.cross(b.inertia * w))
+        B += mm(k["Jv"].T, b.mass * (vd + w.cross(v) - mm(k["R"].T, system.gravity)))
+        B += mm(k["Jw"].T, mm(b.inertia, wd) + w.cross(mm(b.inertia, w)))
     return B

@@ -19,6 +19,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ModelError, StateError
+from . import fastdiff as fd
 from .data import (_ROT, ROOT_CHAIN, Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body,  # noqa: F401
                    check_hinge, check_root, check_topology, hinge_terms, scalar, skew, t)
 
@@ -165,12 +166,13 @@ class TreeSystem:
                 K[:, i] = v
             for i, v in Ec.items():
                 E[:, i] = v
-            Jw, wt = G * p["Jw"] + E, G * p["wt"]
-            Ju = G * (p["Ju"] - skew(rho) * p["Jw"] + K)
-            ut = G * (p["ut"] - skew(rho) * p["wt"])
-            R, rO = p["R"] * G.T, p["rO"] + p["R"] * rho
-            kin[j] = dict(G=G, R=R, rO=rO, rC=rO + R * b.com, Jw=Jw, wt=wt, Ju=Ju, ut=ut,
-                          Jv=Ju - skew(b.com) * Jw, vt=ut - skew(b.com) * wt)
+            mm = fd.matmul                   # sympy's product, without its is_finite queries
+            Jw, wt = mm(G, p["Jw"]) + E, mm(G, p["wt"])
+            Ju = mm(G, p["Ju"] - mm(skew(rho), p["Jw"]) + K)
+            ut = mm(G, p["ut"] - mm(skew(rho), p["wt"]))
+            R, rO = mm(p["R"], G.T), p["rO"] + mm(p["R"], rho)
+            kin[j] = dict(G=G, R=R, rO=rO, rC=rO + mm(R, b.com), Jw=Jw, wt=wt, Ju=Ju, ut=ut,
+                          Jv=Ju - mm(skew(b.com), Jw), vt=ut - mm(skew(b.com), wt))
         self._kin = kin
         return kin
 
@@ -185,7 +187,7 @@ class TreeSystem:
         (Matrix([[0, 0, Hd1_1]]), Matrix([[0, 2*Hd1_1, 0]]))
         """
         k, qd = self.kinematics()[j], sp.Matrix(self.qd)
-        return k["Jw"] * qd + k["wt"], k["Jv"] * qd + k["vt"]
+        return fd.matmul(k["Jw"], qd) + k["wt"], fd.matmul(k["Jv"], qd) + k["vt"]
 
     # ------------------------------------------------------------------ energies, EoM
     def kinetic_energy(self) -> sp.Expr:
@@ -200,7 +202,8 @@ class TreeSystem:
         T = sp.Integer(0)
         for j in range(1, self.n + 1):
             b, (w, v) = self.bodies[j - 1], self.velocities(j)
-            T += sp.Rational(1, 2) * (b.mass * (v.T * v)[0] + (w.T * b.inertia * w)[0])
+            T += sp.Rational(1, 2) * (b.mass * fd.matmul(v.T, v)[0]
+                                      + fd.matmul(fd.matmul(w.T, b.inertia), w)[0])
         return T
 
     def potential_energy(self) -> sp.Expr:
@@ -213,7 +216,7 @@ class TreeSystem:
         60*sin(H1_1)
         """
         kin = self.kinematics()
-        return -sum((self.bodies[j - 1].mass * (self.gravity.T * kin[j]["rC"])[0]
+        return -sum((self.bodies[j - 1].mass * fd.matmul(self.gravity.T, kin[j]["rC"])[0]
                      for j in range(1, self.n + 1)), sp.Integer(0))
 
     def mass_matrix(self) -> sp.Matrix:
@@ -236,7 +239,7 @@ class TreeSystem:
             kin, M = self.kinematics(), sp.zeros(self.N, self.N)
             for j in range(1, self.n + 1):
                 b, Jv, Jw = self.bodies[j - 1], kin[j]["Jv"], kin[j]["Jw"]
-                M += b.mass * Jv.T * Jv + Jw.T * b.inertia * Jw
+                M += fd.matmul(b.mass * Jv.T, Jv) + fd.matmul(fd.matmul(Jw.T, b.inertia), Jw)
             self._M = M
             self.timings["mass_matrix"] = time.perf_counter() - t0
         return self._M
@@ -267,26 +270,31 @@ class TreeSystem:
                 raise StateError(f"method must be 'kane', 'lagrange' or 'recursive', got {method!r}")
             M = self.mass_matrix()
             t0 = time.perf_counter()
-            q, qd, kin = sp.Matrix(self.q), sp.Matrix(self.qd), self.kinematics()
+            qd, kin = sp.Matrix(self.qd), self.kinematics()
             if method == "recursive":
                 from .recursive_bias import recursive_bias
                 B = recursive_bias(self)
             elif method == "lagrange":
-                p = M * qd
+                mm = fd.matmul
+                p = mm(M, qd)
                 for j in range(1, self.n + 1):
                     b, k = self.bodies[j - 1], kin[j]
-                    p += k["Jv"].T * (b.mass * k["vt"]) + k["Jw"].T * (b.inertia * k["wt"])
+                    p += mm(k["Jv"].T, b.mass * k["vt"]) + mm(k["Jw"].T, mm(b.inertia, k["wt"]))
                 T, U = self.kinetic_energy(), self.potential_energy()
-                B = (p.jacobian(q) * qd + p.diff(t) - sp.Matrix([T.diff(x) for x in self.q])
-                     + sp.Matrix([U.diff(x) for x in self.q]))
+                B = (mm(fd.jacobian(p, self.q), qd) + fd.diff(p, t)
+                     - sp.Matrix([fd.diff(T, x) for x in self.q]) + sp.Matrix([fd.diff(U, x) for x in self.q]))
             else:
                 B = sp.zeros(self.N, 1)
                 for j in range(1, self.n + 1):
                     b, k = self.bodies[j - 1], kin[j]
                     w, v = self.velocities(j)
-                    wdot, vdot = w.jacobian(q) * qd + w.diff(t), v.jacobian(q) * qd + v.diff(t)
-                    B += k["Jv"].T * (b.mass * (vdot + w.cross(v) - k["R"].T * self.gravity))
-                    B += k["Jw"].T * (b.inertia * wdot + w.cross(b.inertia * w))
+                    # fd: sympy's jacobian, diff and matrix product, the same expressions, without
+                    # their per-node overhead (opalg.symbolic.fastdiff)
+                    mm = fd.matmul
+                    wdot = mm(fd.jacobian(w, self.q), qd) + fd.diff(w, t)
+                    vdot = mm(fd.jacobian(v, self.q), qd) + fd.diff(v, t)
+                    B += mm(k["Jv"].T, b.mass * (vdot + w.cross(v) - mm(k["R"].T, self.gravity)))
+                    B += mm(k["Jw"].T, mm(b.inertia, wdot) + w.cross(mm(b.inertia, w)))
             self._bias[method] = B
             self.timings["bias_" + method] = time.perf_counter() - t0
         return self._bias[method]
