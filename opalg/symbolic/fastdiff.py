@@ -33,6 +33,12 @@ from sympy.ntheory.multinomial import multinomial_coefficients_iterator
 
 _S = sp.S
 
+#: The sympy release whose node formulas and product loop this module repeats (constraints.txt
+#: pins it).  Under any other release every function here is sympy's own routine: a copy of
+#: internals that may have changed is never trusted unchecked.
+SYMPY_VERSION = "1.14.0"
+_SAME_SYMPY = sp.__version__ == SYMPY_VERSION
+
 
 def _standard_function(e) -> bool:
     """A function node whose derivative is Function._eval_derivative's chain rule."""
@@ -117,7 +123,7 @@ def jacobian(F: sp.Matrix, xs) -> sp.Matrix:
     True
     """
     xs = list(xs)
-    if not all(isinstance(x, sp.Symbol) for x in xs) or F.shape[1] != 1:
+    if not _SAME_SYMPY or not all(isinstance(x, sp.Symbol) for x in xs) or F.shape[1] != 1:
         return F.jacobian(xs)
     cols = [diff(F, x) for x in xs]
     return sp.Matrix(F.shape[0], len(xs), lambda i, j: cols[j][i])
@@ -135,7 +141,7 @@ def diff(F, x):
     >>> diff(sp.sin(a) ** 2, a), diff(sp.Matrix([a ** 2, sp.cos(a)]), a).T
     (2*sin(a)*cos(a), Matrix([[2*a, -sin(a)]]))
     """
-    if not isinstance(x, sp.Symbol):
+    if not _SAME_SYMPY or not isinstance(x, sp.Symbol):
         return F.diff(x)
     d = _Differentiator(x)
     if isinstance(F, sp.MatrixBase):
@@ -202,7 +208,7 @@ def matmul(A: sp.Matrix, B: sp.Matrix) -> sp.Matrix:
     from sympy.polys.domains import EXRAW
     from sympy.polys.matrices.sdm import SDM
 
-    if not (type(A) is type(B) is sp.MutableDenseMatrix) or A.shape[1] != B.shape[0]:
+    if not _SAME_SYMPY or not (type(A) is type(B) is sp.MutableDenseMatrix) or A.shape[1] != B.shape[0]:
         return A * B
     from sympy.matrices.utilities import _get_intermediate_simp_bool
     if _get_intermediate_simp_bool(False, None):
