@@ -17,7 +17,9 @@ timestamps every line it prints, and reads a JUnit XML report of the same run.  
 - the summed per-test durations (setup + call + teardown) of the notebook tests (nbval cells
   and tests parametrized by a notebook, whose first one includes the notebook's execution),
   the browser tests and the rest: on N workers they add up to about N x the tests' wall time;
-- the slowest tests.
+- the costliest test modules and notebooks, and the slowest tests;
+- a calibration loop timed before and after the run: the speed of this machine kind changes
+  by up to 2x from one minute to the next, so compare runs only with it in view.
 
 Usage::
 
@@ -80,6 +82,25 @@ def machine_cpu() -> float | None:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+def calibration() -> float:
+    """CPU seconds of a fixed workload (a pure-Python loop and 300x300 matrix products).
+
+    The same machine kind has run the same suite at 430 and 616 CPU seconds an hour apart
+    (the host's other load changes the speed of every instruction, not the steal time): the
+    loop timed before and after a run says how fast the machine was while it ran.
+    """
+    import numpy as np
+
+    start = time.process_time()
+    x = 0
+    for i in range(3_000_000):
+        x += i * i
+    a = np.random.default_rng(0).random((300, 300))
+    for _ in range(200):
+        a @ a
+    return time.process_time() - start
+
+
 def load_average() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -125,6 +146,7 @@ def run(pytest_args: list[str], use_make: bool) -> dict:
         else:
             env = dict(os.environ)
             cmd = [sys.executable, "-m", "pytest", *extra, *pytest_args]
+        calib_before = calibration()
         load_before, busy_before = load_average(), machine_cpu()
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu_before = ru.ru_utime + ru.ru_stime
@@ -144,10 +166,12 @@ def run(pytest_args: list[str], use_make: bool) -> dict:
         busy_after = machine_cpu()
         busy = None if busy_before is None or busy_after is None else busy_after - busy_before
         cases = read_junit(junit) if junit.exists() else []
+        calib_after = calibration()
     sums = {k: sum(t for c, _, t in cases if c == k) for k in ("notebooks", "browser", "rest")}
     return {"command": " ".join(cmd), "returncode": proc.returncode, "summary": summary,
             "tests": len(cases), "wall_s": wall, "cpu_s": cpu, "machine_cpu_s": busy,
             "cores": os.cpu_count(), "load_before": load_before, "load_after": load_average(),
+            "calibration_s": (calib_before, calib_after),
             "collection_s": collected_at, "after_collection_s": wall - (collected_at or 0.0),
             "summed_durations_s": sums, "by_module": by_module(cases),
             "slowest": sorted(((t, name) for _, name, t in cases), reverse=True)[:15]}
@@ -170,6 +194,8 @@ def report(r: dict, reference: float) -> str:
         f"for (not Chromium's renderers)",
         f"machine cpu      : {machine} over the run, all processes",
         f"load average     : {r['load_before']} before, {r['load_after']} after",
+        f"machine speed    : calibration loop {r['calibration_s'][0]:.2f} s before, "
+        f"{r['calibration_s'][1]:.2f} s after (smaller is faster; 0.68-1.9 s on the idle 2-core machine of 2026-12-03)",
         "summed test durations (all workers):",
         *(f"  {k:<14} : {v:.1f} s" for k, v in r["summed_durations_s"].items()),
         "costliest modules and notebooks (summed durations, tests):",
