@@ -11,26 +11,27 @@ $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "opalg needs Python >= 3.11, found " + sys.version'
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall whenever the dependency metadata or the pins change.  pip writes no .pyc under
-# PYTHONDONTWRITEBYTECODE (some images set it globally): the venv is compiled once here (~25 s),
-# or every process of the suite would compile what it imports (sympy, scipy, ...) again: ~5 s
-# per worker, notebook kernel and subprocess.
+# Bytecode.  Under PYTHONDONTWRITEBYTECODE (some images set it globally) pip installs no .pyc and
+# every worker, notebook kernel and subprocess of the suite would compile what it imports
+# (sympy, scipy, opalg, the rewritten tests ...) again: ~5 s each.  The venv is compiled once
+# at install (~25 s) and the suite caches the rest, all under .venv/pycache (PYTHONPYCACHEPREFIX),
+# never in the source tree.
+PYCACHE := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache
+
+# Reinstall whenever the dependency metadata or the pins change.
 $(STAMP): $(PY) pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --upgrade "pip==26.3"
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,oracle,browser]"
-	$(PY) -m compileall -q -j 0 $(VENV)/lib
+	$(PYCACHE) $(PY) -m compileall -q -j 0 $(VENV)/lib
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-# With PYTHONDONTWRITEBYTECODE set (some images set it globally), every worker, notebook kernel
-# and subprocess of the suite would compile opalg and the rewritten tests again: the suite lets
-# Python cache the bytecode in the git-ignored __pycache__ folders, as it does by default.
 test: venv
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
+	$(PYCACHE) $(PY) -m pytest
 
 reproduce: venv
-	$(PY) tools/reproduce.py
+	$(PYCACHE) $(PY) tools/reproduce.py
 
 lab: venv
 	$(VENV)/bin/jupyter lab notebooks

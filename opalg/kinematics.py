@@ -206,18 +206,13 @@ def _binder(sig: inspect.Signature):
     TypeError) goes to ``sig.bind`` itself.
     """
     params = list(sig.parameters.values())
-    if any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
-        def bind(model, args, kw):
-            bound = sig.bind(model, *args, **kw)
-            bound.apply_defaults()
-            return bound.arguments
-        return bind
     pnames = [p.name for p in params][1:]
     defaults = {p.name: p.default for p in params[1:] if p.default is not p.empty}
     known = set(pnames)
+    plain = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
 
     def bind(model, args, kw):
-        if len(args) <= len(pnames):
+        if plain and len(args) <= len(pnames):
             arguments = dict(zip(pnames, args))
             if not (kw.keys() & arguments.keys()) and kw.keys() <= known:
                 arguments = {**defaults, **arguments, **kw}

@@ -62,3 +62,61 @@ def test_chunked_error_indices_refer_to_the_callers_array(case):
     bad[2, BATCH[1] - 2, 1] = np.nan
     with pytest.raises(opalg.StateError, match=rf"q has a non-finite entry at index \(2, {BATCH[1] - 2}, 1\)"):
         opalg.rnea(model, bad, qd, x)
+
+
+# --- the single-state fast paths ------------------------------------------------------------
+
+def test_single_state_cross_products_are_bitwise_the_array_code():
+    """cross_motion / cross_force of two float 6-vectors take a Python-float path; it must be
+    bit-identical to the array code (a batch of one), over 12 decades of magnitude."""
+    from opalg.spatial import cross_force, cross_motion
+    rng = np.random.default_rng(5)
+    V, u = rng.normal(size=(2, 500, 6)) * 10.0 ** rng.uniform(-6, 6, size=(2, 500, 6))
+    for f in (cross_motion, cross_force):
+        batched = f(V, u)
+        single = np.array([f(V[i], u[i]) for i in range(len(V))])
+        assert np.array_equal(single, batched), f.__name__
+
+
+def test_single_state_recursions_equal_a_batch_of_one():
+    """rnea, bias and aba at one state (1-D arrays: the fast paths of TreeTransform, joint
+    velocities and cross products) equal the same call on a batch of one.  Not bit for bit:
+    the two take different BLAS kernels (gemv / einsum against gemm) for the same sums, so to
+    1e-13 of the result's size (a few hundred flops of O(1) numbers, each within 1 ulp)."""
+    for kind, seed in (("tree", 3), ("chain", 4)):
+        model = opalg.random_model(6, kind, seed=seed, joints="mixed")
+        q, qd, qdd = np.random.default_rng(seed).normal(size=(3, model.ndof))
+        for name, args in (("rnea", (q, qd, qdd)), ("bias", (q, qd)), ("aba", (q, qd, qdd))):
+            f = getattr(opalg, name)
+            one, batch = f(model, *args), f(model, *(a[None] for a in args))[0]
+            assert np.abs(one - batch).max() <= 1e-13 * np.abs(batch).max(), (kind, name)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, q: ((m, q, q, q), {}),
+    lambda m, q: ((m, q, q), {"qdd": q}),
+    lambda m, q: ((m, q), {"qd": q, "qdd": q, "gravity": False}),
+    lambda m, q: ((m, q, q, q, None, False), {}),
+    lambda m, q: ((m,), {"q": q, "qd": q, "qdd": q, "f_ext": None}),
+])
+def test_fast_binding_equals_signature_bind(call):
+    """chunked binds plain arguments without Signature.bind; the result is the same call."""
+    import inspect
+    model = opalg.random_model(3, "chain", seed=1)
+    q = np.random.default_rng(1).normal(size=model.ndof)
+    args, kw = call(model, q)
+    bound = inspect.signature(opalg.rnea.__wrapped__).bind(*args, **kw)
+    bound.apply_defaults()
+    assert np.array_equal(opalg.rnea(*args, **kw), opalg.rnea.__wrapped__(**bound.arguments))
+
+
+@pytest.mark.parametrize("args, kw, message", [
+    ((1.0, 1.0), {}, "missing a required argument: 'qdd'"),
+    ((1.0, 1.0, 1.0), {"qdd": 1.0}, "multiple values for argument 'qdd'"),
+    ((1.0, 1.0, 1.0), {"foo": 1}, "unexpected keyword argument 'foo'"),
+    ((1.0, 1.0, 1.0, None, True, 3), {}, "too many positional arguments"),
+])
+def test_wrong_calls_get_signature_binds_type_error(args, kw, message):
+    model = opalg.random_model(1, "chain", seed=1)
+    with pytest.raises(TypeError, match=message):
+        opalg.rnea(model, *args, **kw)

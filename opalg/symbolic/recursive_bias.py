@@ -20,6 +20,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import fastdiff as fd
+from .fastdiff import matmul as mm   # sympy's product, without its is_finite queries
 from .data import hinge_terms, t
 
 
@@ -51,7 +52,6 @@ def recursive_bias(system) -> sp.Matrix:
         Om = sum((Ec[i] * system.qd[i] for i in Ec), sp.zeros(3, 1))
         Zd = sum((Kc[i] * system.qd[i] for i in Kc), sp.zeros(3, 1))
         (wp, up), (wdp, udp) = vel[system.T[j - 1]], acc[system.T[j - 1]]
-        mm = fd.matmul                       # sympy's product, without its is_finite queries
         Gw = mm(G, wp)
         w, u = Gw + Om, mm(G, up + wp.cross(rho) + Zd)
         wd = mm(G, wdp) - Om.cross(Gw) + mm(fd.jacobian(Om, system.q), qd)

@@ -20,6 +20,7 @@ import sympy as sp
 
 from ..errors import ModelError, StateError
 from . import fastdiff as fd
+from .fastdiff import matmul as mm   # sympy's product, without its is_finite queries
 from .data import (_ROT, ROOT_CHAIN, Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body,  # noqa: F401
                    check_hinge, check_root, check_topology, hinge_terms, scalar, skew, t)
 
@@ -166,7 +167,6 @@ class TreeSystem:
                 K[:, i] = v
             for i, v in Ec.items():
                 E[:, i] = v
-            mm = fd.matmul                   # sympy's product, without its is_finite queries
             Jw, wt = mm(G, p["Jw"]) + E, mm(G, p["wt"])
             Ju = mm(G, p["Ju"] - mm(skew(rho), p["Jw"]) + K)
             ut = mm(G, p["ut"] - mm(skew(rho), p["wt"]))
@@ -187,7 +187,7 @@ class TreeSystem:
         (Matrix([[0, 0, Hd1_1]]), Matrix([[0, 2*Hd1_1, 0]]))
         """
         k, qd = self.kinematics()[j], sp.Matrix(self.qd)
-        return fd.matmul(k["Jw"], qd) + k["wt"], fd.matmul(k["Jv"], qd) + k["vt"]
+        return mm(k["Jw"], qd) + k["wt"], mm(k["Jv"], qd) + k["vt"]
 
     # ------------------------------------------------------------------ energies, EoM
     def kinetic_energy(self) -> sp.Expr:
@@ -202,8 +202,8 @@ class TreeSystem:
         T = sp.Integer(0)
         for j in range(1, self.n + 1):
             b, (w, v) = self.bodies[j - 1], self.velocities(j)
-            T += sp.Rational(1, 2) * (b.mass * fd.matmul(v.T, v)[0]
-                                      + fd.matmul(fd.matmul(w.T, b.inertia), w)[0])
+            T += sp.Rational(1, 2) * (b.mass * mm(v.T, v)[0]
+                                      + mm(mm(w.T, b.inertia), w)[0])
         return T
 
     def potential_energy(self) -> sp.Expr:
@@ -216,7 +216,7 @@ class TreeSystem:
         60*sin(H1_1)
         """
         kin = self.kinematics()
-        return -sum((self.bodies[j - 1].mass * fd.matmul(self.gravity.T, kin[j]["rC"])[0]
+        return -sum((self.bodies[j - 1].mass * mm(self.gravity.T, kin[j]["rC"])[0]
                      for j in range(1, self.n + 1)), sp.Integer(0))
 
     def mass_matrix(self) -> sp.Matrix:
@@ -239,7 +239,7 @@ class TreeSystem:
             kin, M = self.kinematics(), sp.zeros(self.N, self.N)
             for j in range(1, self.n + 1):
                 b, Jv, Jw = self.bodies[j - 1], kin[j]["Jv"], kin[j]["Jw"]
-                M += fd.matmul(b.mass * Jv.T, Jv) + fd.matmul(fd.matmul(Jw.T, b.inertia), Jw)
+                M += mm(b.mass * Jv.T, Jv) + mm(mm(Jw.T, b.inertia), Jw)
             self._M = M
             self.timings["mass_matrix"] = time.perf_counter() - t0
         return self._M
@@ -275,7 +275,6 @@ class TreeSystem:
                 from .recursive_bias import recursive_bias
                 B = recursive_bias(self)
             elif method == "lagrange":
-                mm = fd.matmul
                 p = mm(M, qd)
                 for j in range(1, self.n + 1):
                     b, k = self.bodies[j - 1], kin[j]
@@ -288,9 +287,6 @@ class TreeSystem:
                 for j in range(1, self.n + 1):
                     b, k = self.bodies[j - 1], kin[j]
                     w, v = self.velocities(j)
-                    # fd: sympy's jacobian, diff and matrix product, the same expressions, without
-                    # their per-node overhead (opalg.symbolic.fastdiff)
-                    mm = fd.matmul
                     wdot = mm(fd.jacobian(w, self.q), qd) + fd.diff(w, t)
                     vdot = mm(fd.jacobian(v, self.q), qd) + fd.diff(v, t)
                     B += mm(k["Jv"].T, b.mass * (vdot + w.cross(v) - mm(k["R"].T, self.gravity)))
