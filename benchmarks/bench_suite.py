@@ -134,8 +134,8 @@ def by_module(cases: list[tuple[str, str, float]], top: int = 20) -> list[tuple[
     return rows[:top]
 
 
-def run(pytest_args: list[str], use_make: bool) -> dict:
-    """Run the suite once; return the phase figures."""
+def run(pytest_args: list[str], use_make: bool, keep_junit: Path | None = None) -> dict:
+    """Run the suite once; return the phase figures (``keep_junit``: copy the JUnit report there)."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
         junit = Path(tmp) / "junit.xml"
         extra = [f"--junitxml={junit}", "-o", "junit_duration_report=total"]
@@ -166,6 +166,8 @@ def run(pytest_args: list[str], use_make: bool) -> dict:
         busy_after = machine_cpu()
         busy = None if busy_before is None or busy_after is None else busy_after - busy_before
         cases = read_junit(junit) if junit.exists() else []
+        if keep_junit is not None and junit.exists():
+            keep_junit.write_bytes(junit.read_bytes())
         calib_after = calibration()
     sums = {k: sum(t for c, _, t in cases if c == k) for k in ("notebooks", "browser", "rest")}
     return {"command": " ".join(cmd), "returncode": proc.returncode, "summary": summary,
@@ -212,9 +214,10 @@ def main(argv=None) -> int:
     parser.add_argument("--reference", type=float, default=REFERENCE_SECONDS,
                         help="seconds to compare with (default: %(default)s)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--keep-junit", type=Path, help="keep the run's JUnit XML report (every test's duration) here")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
-    r = run(args.pytest_args, args.make)
+    r = run(args.pytest_args, args.make, args.keep_junit)
     print("\n" + report(r, args.reference))
     if args.json:
         args.json.write_text(json.dumps(r, indent=1))
