@@ -241,6 +241,9 @@ def _check_result(fname: str, out, inputs: dict) -> None:
 def broadcast_batch(model: Model, **arrays) -> tuple:
     """Check that the batch axes of the named arrays broadcast; return the batch shape."""
     shapes = {k: v.shape[:-1] for k, v in arrays.items() if v is not None}
+    first = next(iter(shapes.values()), None)
+    if first is not None and all(s == first for s in shapes.values()):
+        return first   # what np.broadcast_shapes gives, without its ~20 µs (single-state calls)
     try:
         return np.broadcast_shapes(*shapes.values())
     except ValueError:

@@ -42,8 +42,13 @@ MODEL_IDS = ["conventional", "no-motor-1"]
 PATH_TOL = 1e-9
 
 
-@functools.lru_cache(maxsize=None)
 def run(A=None, inertia="joint", gravity=0.0, formulation="augmented", n=101, stab=None, refine=True):
+    """ider.simulate over [0, 1] at n samples, cached: the same run however the arguments are spelt."""
+    return _cached_run(A, inertia, float(gravity), formulation, n, stab, refine)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_run(A, inertia, gravity, formulation, n, stab, refine):
     A_arg = [list(r) for r in A] if isinstance(A, tuple) else A
     return ider.simulate(A_arg, t_eval=np.linspace(0.0, 1.0, n), inertia=inertia, gravity=gravity,
                          formulation=formulation, stabilization=stab, refine=refine)
@@ -421,10 +426,14 @@ def coupling_det(q, k, g=0.0):
     return np.linalg.det(X) / np.prod(np.linalg.norm(X, axis=1))
 
 
+@functools.lru_cache(maxsize=None)
 def state_just_before(preset, g, stop_tol):
-    """(t_fail, state of a second run stopped 1e-9 relative before t_fail)."""
+    """(t_fail, state of a second run stopped 1e-9 relative before t_fail); cached, as the runs."""
     # refine=False: only the stop time is needed here (t_singular is tested in test_ider_status.py).
-    r = ider.simulate(preset, gravity=g, t_eval=T101, stop_tol=stop_tol, refine=False)
+    if stop_tol == ider.STOP_TOL:   # the preset's directions as a matrix: run()'s cache has it
+        r = run(tuple(map(tuple, ider.PRESETS[preset])), gravity=g, refine=False)
+    else:
+        r = ider.simulate(preset, gravity=g, t_eval=T101, stop_tol=stop_tol, refine=False)
     assert r.status == "singular" and r.t_singular is None
     t_end = r.t_fail * (1 - 1e-9)
     s = ider.simulate(preset, gravity=g, t_end=t_end, t_eval=[0.0, t_end], stop_tol=stop_tol)

@@ -90,6 +90,16 @@ def _run(A, t_end: float, inertia: str, gravity: float, n_points: int, sim=None)
 
 
 @functools.lru_cache(maxsize=16)
+def _cached_run(sim, A: tuple | None, t_end: float, inertia: str, gravity: float, n_points: int):
+    """A run of the panel, cached: choosing a preset again, or typing its A, reruns nothing.
+
+    ``A`` as a tuple of rows (the same directions, whether a preset's list or parsed text,
+    are the same run); the simulating function is part of the key, as for the ghost.
+    """
+    return _run(None if A is None else [list(r) for r in A], t_end, inertia, gravity, n_points, sim)
+
+
+@functools.lru_cache(maxsize=16)
 def _conventional(sim, t_end: float, inertia: str, gravity: float, n_points: int):
     """The ghost run, cached: it changes only with the settings, not with the choice of A.
 
@@ -136,7 +146,11 @@ def evaluate(preset: str, custom: str = "", inertia: str = "joint", gravity: flo
     if not isinstance(ghost, (bool, np.bool_)):
         raise StateError(f"ghost must be True or False, got {ghost!r}")
     try:
-        r = _run(A, t_end, inertia, gravity, n_points)
+        if isinstance(inertia, str) and isinstance(gravity, (int, float)) and not isinstance(gravity, bool):
+            key = None if A is None else tuple(map(tuple, np.asarray(A, dtype=float).tolist()))
+            r = _cached_run(simulate, key, t_end, inertia, gravity, int(n_points))
+        else:   # simulate names the bad setting (nothing to cache)
+            r = _run(A, t_end, inertia, gravity, n_points)
     except InfeasibleDirections as e:  # rank-deficient A, or singular already at t = 0
         return PanelOutput(None, A, f"infeasible: {e}", False)
     g = _conventional(simulate, t_end, inertia, float(gravity), int(n_points)) if ghost and A is not None else None

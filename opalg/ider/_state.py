@@ -1,0 +1,66 @@
+"""ℳ(q) and the bias C(q, y) of one state of the arm, for the integrator's right-hand side.
+
+An Ider run evaluates the arm thousands of times at one state each.  :func:`opalg.crba` and
+:func:`opalg.bias` validate their arguments and results on every call (shapes, finiteness,
+overflow), which costs about a fifth of a right-hand side; here the integrator's float64
+states go straight to the same computations (:func:`opalg.crba_world.mass_matrix`, the
+unwrapped :func:`opalg.rnea`), so the numbers are bit for bit those of the public calls.
+A state or a result that is not finite goes through the public call instead, which raises
+its usual :class:`~opalg.errors.StateError` (the integrator then retries a smaller step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import crba_world, dynamics
+
+
+class ArmState:
+    """ℳ and C of ``model`` at one state, ℳ kept for the last configuration asked for.
+
+    The terminal event of a run evaluates κ at the state the step has just ended on, where
+    the right-hand side has already formed ℳ; so do the start and the samples.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg import ider
+    >>> from opalg.ider._state import ArmState
+    >>> arm = ider.arm(gravity=9.81)
+    >>> s, q, y = ArmState(arm), ider.THETA0, ider.initial_speeds()
+    >>> bool(np.array_equal(s.mass(q), opalg.crba(arm, q))), bool(np.array_equal(s.bias(q, y), opalg.bias(arm, q, y)))
+    (True, True)
+    """
+
+    def __init__(self, model):
+        self.model = model
+        # the common-frame route of dynamics.crba (numeric inertias and joints), else the public call
+        self.direct = crba_world.plan(model).numeric and model.nq == model.ndof
+        self._zeros = np.zeros(model.ndof)
+        self._key, self._M = None, None
+
+    def mass(self, q: np.ndarray) -> np.ndarray:
+        """ℳ(q) (do not modify: the array is reused for the same q)."""
+        key = q.tobytes()
+        if key == self._key:
+            return self._M
+        M = None
+        if self.direct and q.dtype == np.float64 and np.isfinite(q).all():
+            with np.errstate(all="ignore"):   # as dynamics.crba: overflow is checked, not warned
+                M = crba_world.mass_matrix(self.model, q.reshape(1, -1))[0]
+            if not np.isfinite(M).all():
+                M = None
+        if M is None:
+            M = dynamics.crba(self.model, q)
+        self._key, self._M = key, M
+        return M
+
+    def bias(self, q: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """C(q, y) with the model's gravity."""
+        if q.dtype == y.dtype == np.float64 and np.isfinite(q).all() and np.isfinite(y).all():
+            with np.errstate(all="ignore"):
+                C = dynamics.rnea.__wrapped__(self.model, q, y, self._zeros, None, True)
+            if np.isfinite(C).all():
+                return C
+        return dynamics.bias(self.model, q, y)
