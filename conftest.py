@@ -287,8 +287,10 @@ SHARED_UNITS = {
     # per process): the accepted and the wrong-answer tests of both run each one once
     "exercises-08-simulations": re.compile(r"^tests/test_exercises\.py::test_(model_answer_is_accepted"
                                            r"|wrong_answers_are_refused)\[08\.[12]\]$"),
-    # tests/test_ider.py caches its Ider runs per process (one run serves many tests)
-    "ider-runs": re.compile(r"^tests/test_ider\.py::"),
+    # tests/test_ider.py caches its Ider runs per process (one run serves many tests); the
+    # singular-time check of tests/test_ider_status.py uses its cached refined preset runs
+    "ider-runs": re.compile(r"^tests/test_ider\.py::|^tests/test_ider_status\.py::"
+                            r"test_t_singular_matches_where_the_determinant_vanishes"),
     # the free-truss deployable's symbolic equations are derived once per process (module fixture)
     "symbolic-free-root": re.compile(r"^tests/test_symbolic_free_root\.py::"),
 }
