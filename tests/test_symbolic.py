@@ -8,6 +8,8 @@ and both derivations.  Tolerance 1e-12 relative: observed ~1e-16 (double round-o
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -28,6 +30,18 @@ def rel_err(a, b):
 
 def _zero(e):
     return trig_zero(e)
+
+
+# A TreeSystem is a pure function of its arguments and caches its derivations and generated
+# functions on itself: a system several tests read is built once per process.
+@functools.cache
+def _rot3_gravity():
+    return symbolic.deployable_example("rot3", gravity=(0, 0, -9.81))
+
+
+@functools.cache
+def _full6():
+    return symbolic.deployable_example("full6")
 
 
 # ------------------------------------------------------------------ validation
@@ -118,7 +132,7 @@ def test_generalized_forces_small():
 
 
 def test_q_order_and_names():
-    sysm = symbolic.deployable_example("full6")
+    sysm = _full6()
     assert sysm.N == 30
     assert [str(x) for x in sysm.q[:6]] == ["Z1_1", "Z1_2", "Z1_3", "H1_1", "H1_2", "H1_3"]
     model = sysm.to_model()
@@ -138,7 +152,7 @@ def _numeric_check(sysm, n_states=4, seed=0):
 
 
 def test_deployable_rot3_numeric():
-    sysm = symbolic.deployable_example("rot3", gravity=(0, 0, -9.81))
+    sysm = _rot3_gravity()
     assert sysm.N == 15 and sysm.T == (0, 1, 1, 1, 2)
     eM, eB = _numeric_check(sysm)
     assert eM < RTOL and eB < RTOL, (eM, eB)
@@ -178,7 +192,7 @@ def test_welded_body_merged():
 
 # ------------------------------------------------------------------ convention and energy
 def test_euler_convention_matches_body_poses():
-    sysm = symbolic.deployable_example("full6")
+    sysm = _full6()
     model = sysm.to_model()
     rng = np.random.default_rng(7)
     q = rng.normal(size=sysm.N)
@@ -211,7 +225,7 @@ def test_paper_angular_velocity_formula():
 
 
 def test_energy_consistency_numeric():
-    sysm = symbolic.deployable_example("rot3", gravity=(0, 0, -9.81))
+    sysm = _rot3_gravity()
     Mf = sysm.lambdify(with_bias=False)
     Tf = sp.lambdify([sysm.q, sysm.qd], sysm.kinetic_energy(), "numpy", cse=True)
     rng = np.random.default_rng(11)

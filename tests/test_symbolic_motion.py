@@ -16,6 +16,8 @@ a few seconds; observed ~1e-9); energy drift 1e-8 (observed ~1e-11).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import scipy.integrate
@@ -50,6 +52,29 @@ GENERAL_ROOT = RootMotion(position=(0.2 * sp.sin(t), 0.1 * t ** 2, -0.3 * sp.cos
                           angles=(0.3 * t, 0.4 * sp.sin(t), 0.7 + 0.2 * t))
 
 
+# A TreeSystem is a pure function of its arguments and caches its derivations and generated
+# functions on itself: the systems several tests use are built once per process (the tests
+# only read them), so each derivation and lambdify runs once.
+@functools.cache
+def _slides_general():
+    return _slides_tree(GENERAL_ROOT)
+
+
+@functools.cache
+def _slides_fixed():
+    return _slides_tree()
+
+
+@functools.cache
+def _deploy():
+    return deployable_example("deploy")
+
+
+@functools.cache
+def _deploy_poses():
+    return pose_function(_deploy())
+
+
 def _root_check(system, n_states=3, seed=0, lagrange=False):
     Mf, Bf = system.lambdify()
     fl = system.lambdify(method="lagrange")[1] if lagrange else None
@@ -74,7 +99,7 @@ def _root_check(system, n_states=3, seed=0, lagrange=False):
 # ------------------------------------------------------------------ prescribed root
 @pytest.mark.parametrize("make, lagrange", [
     (lambda b: deployable_example("deploy", gravity=(0.1, -0.2, -9.81), base=b), True),
-    (lambda b: _slides_tree(b), False),          # the literal Lagrange form costs 15 s here
+    (lambda b: _slides_general(), False),        # b is GENERAL_ROOT; the literal Lagrange form costs 15 s here
 ], ids=["deploy", "slides-tree"])
 def test_prescribed_root_against_rnea(make, lagrange):
     assert _root_check(make(GENERAL_ROOT), lagrange=lagrange) < RTOL
@@ -109,7 +134,7 @@ def _same_bias(a, b, seed):
 
 def test_root_in_uniform_translation_changes_nothing():
     """Galilean invariance: B0 moving at constant velocity gives the fixed-root equations."""
-    _same_bias(_slides_tree(RootMotion(position=(0.7 * t, -0.2 * t, 1.5 + 0.4 * t))), _slides_tree(), seed=2)
+    _same_bias(_slides_tree(RootMotion(position=(0.7 * t, -0.2 * t, 1.5 + 0.4 * t))), _slides_fixed(), seed=2)
 
 
 def test_uniformly_accelerated_root_acts_like_gravity():
@@ -120,15 +145,15 @@ def test_uniformly_accelerated_root_acts_like_gravity():
 
 
 def test_root_state_and_errors():
-    s = _slides_tree(GENERAL_ROOT)
+    s = _slides_general()
     qb, qbd, qbdd = root_state(s, 0.5)
     assert np.allclose(qb, [0.2 * np.sin(0.5), 0.025, -0.3 * np.cos(1.0), 0.15, 0.4 * np.sin(0.5), 0.8], atol=1e-15)
     assert np.allclose(qbd, [0.2 * np.cos(0.5), 0.1, 0.6 * np.sin(1.0), 0.3, 0.4 * np.cos(0.5), 0.2], atol=1e-15)
     assert np.allclose(qbdd, [-0.2 * np.sin(0.5), 0.2, 1.2 * np.cos(1.0), 0, -0.4 * np.sin(0.5), 0], atol=1e-15)
     with pytest.raises(ValueError, match="fixed"):
-        root_state(_slides_tree(), 0.0)
+        root_state(_slides_fixed(), 0.0)
     with pytest.raises(ValueError, match="with_root"):
-        _slides_tree().to_model(with_root=True)
+        _slides_fixed().to_model(with_root=True)
     w = sp.Symbol("w")
     spin = _slides_tree(RootMotion(angles=(w * t, 0, 0)))
     with pytest.raises(ValueError, match="w"):
@@ -151,8 +176,8 @@ def test_bad_root_motion(base, msg):
 
 # ------------------------------------------------------------------ poses and drawing
 def test_pose_function_against_opalg_body_poses():
-    for system, with_root in ((deployable_example("deploy"), False), (_slides_tree(GENERAL_ROOT), True)):
-        poses = pose_function(system)
+    for system, with_root in ((_deploy(), False), (_slides_general(), True)):
+        poses = _deploy_poses() if system is _deploy() else pose_function(system)
         model = system.to_model(with_root=with_root)
         rng = np.random.default_rng(5)
         q, time = rng.normal(size=system.N), 1.3
@@ -175,9 +200,9 @@ def _area(poly):
 def test_box_outlines_top_view_areas():
     """With the gimbal at zero every hinge turns about the vertical, so each box's top view is
     an a x b rectangle whatever the fold angles; its centre is the body's mass centre."""
-    system = deployable_example("deploy")
+    system = _deploy()
     setup = deployment_setup(system)
-    poses = pose_function(system)
+    poses = _deploy_poses()
     kin = system.kinematics()
     for q in (setup.stowed, setup.open, np.array([0, 0, 0.3, -1.0, 2.0, -0.7])):
         polys = box_outlines(poses, q, setup.boxes, view="xy")
@@ -208,7 +233,7 @@ def _opalg_run(system, setup, t_end, t_eval):
 
 
 def test_deployment_matches_opalg_aba_and_conserves_energy():
-    system = deployable_example("deploy")
+    system = _deploy()
     setup = deployment_setup(system)
     t_eval = np.linspace(0, 4, 9)
     run = system.simulate(setup.stowed, np.zeros(6), (0, 4), springs=setup.springs, dampers=setup.dampers,
@@ -222,7 +247,7 @@ def test_deployment_matches_opalg_aba_and_conserves_energy():
 
 
 def test_deployment_reaches_the_open_pose():
-    system = deployable_example("deploy")
+    system = _deploy()
     setup = deployment_setup(system)
     run = system.simulate(setup.stowed, np.zeros(6), (0, 60), springs=setup.springs, dampers=setup.dampers,
                           t_eval=[60.0])
@@ -232,7 +257,7 @@ def test_deployment_reaches_the_open_pose():
 
 def test_applied_work_enters_the_balance():
     """A force on the outer panel and a torque on the platform: W_applied closes the balance."""
-    system = deployable_example("deploy")
+    system = _deploy()
     setup = deployment_setup(system)
     H = system.q
     run = system.simulate(setup.stowed, np.zeros(6), (0, 3), springs=setup.springs, dampers=setup.dampers,
@@ -285,7 +310,7 @@ def test_singular_stowed_pose_is_refused_before_integrating():
     (dict(Q=sp.Matrix([sp.Symbol("F"), 0, 0, 0, 0, 0])), "unset symbolic parameters \\['F'\\]"),
 ])
 def test_simulate_bad_input(kwargs, msg):
-    system = deployable_example("deploy")
+    system = _deploy()
     args = dict(q0=deployment_setup(system).stowed, qd0=np.zeros(6))
     args.update(kwargs)
     q0, qd0 = args.pop("q0"), args.pop("qd0")
@@ -295,7 +320,7 @@ def test_simulate_bad_input(kwargs, msg):
 
 def test_setup_torques():
     """The numeric hinge torques are the spring and damper generalized forces."""
-    system = deployable_example("deploy")
+    system = _deploy()
     setup = deployment_setup(system)
     rng = np.random.default_rng(8)
     q, qd = rng.normal(size=(2, 6))
@@ -315,7 +340,7 @@ def test_unset_parameters_and_setup_errors():
         deployment_setup(deployable_example("rot3"))
     with pytest.raises(ValueError, match="'rot3', 'full6' or 'deploy'"):
         deployable_example("rot2")
-    deploy = deployable_example("deploy")
+    deploy = _deploy()
     with pytest.raises(ValueError, match="no coordinate H1_2"):
         deploy.coordinate(1, "H", 2)
     assert deploy.rate(deploy.coordinate(1, "H", 3)) == sp.Symbol("Hd1_3", real=True)

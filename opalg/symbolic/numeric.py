@@ -21,6 +21,7 @@ import sympy as sp
 from .. import _backend as bk
 from ..errors import ModelError, SingularConfigurationError, StateError
 from .data import as_matrix, check_subs, scalar, t
+from .fastcse import cse as _fast_cse
 
 #: The old name (opalg.symbolic.SingularConfiguration): a singular configuration of a valid system.
 SingularConfiguration = SingularConfigurationError
@@ -43,18 +44,24 @@ def _lambdify(system, args, expr):
     10-DoF tree with a moving root that walk (lambdify's symbol and implemented-function
     search, and the free-symbol check) cost more than the cse itself.  Here the check and
     those searches run on the cse-reduced form, where each shared subexpression appears once.
-    The code printed is lambdify's own for ``cse(expr, list=False)``, as with ``cse=True``.
+    The code printed is lambdify's own for ``cse(expr, list=False)``, as with ``cse=True``
+    (the cse is :func:`opalg.symbolic.fastcse.cse`: sympy's, with its ordering keys memoized).
     An expression holding an implemented function (``sympy.utilities.lambdify.
     implemented_function``) takes the plain call, which finds it in the namespace as before.
     """
     from sympy.utilities.lambdify import _imp_namespace
 
-    reps, reduced = sp.cse(expr, list=False)
+    reps, reduced = _fast_cse(expr, list=False)
     _free(system, [*(e for _, e in reps), *(reduced if isinstance(reduced, list) else [reduced])],
           bound=[x for x, _ in reps])
     if _imp_namespace([reduced, [e for _, e in reps]]):
         return sp.lambdify(args, expr, "numpy", cse=True)
     return sp.lambdify(args, reduced, "numpy", cse=lambda _: (reps, reduced))
+
+
+def _cse_homogeneous(expr):
+    """``sympy.cse(expr, list=False)``, what ``lambdify(..., cse=True)`` calls, by fastcse."""
+    return _fast_cse(expr, list=False)
 
 
 def _subs(e, subs):
@@ -265,9 +272,10 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     _factor(system, Mf(q0), q0, t_span[0])        # refuse a singular start before the long work
     Bf = _bias_function(system, subs, bias_method)
     qs, qds = system.q, system.qd
-    Qf = sp.lambdify([qs, qds, t], [Qs, Qa], "numpy", cse=True)
-    Tf = sp.lambdify([qs, qds, t], _subs(system.kinetic_energy(), subs), "numpy", cse=True)
-    Uf = sp.lambdify([qs, t], _subs(system.potential_energy(), subs), "numpy", cse=True)
+    # cse=_cse_homogeneous: lambdify's cse=True, by fastcse (the same code)
+    Qf = sp.lambdify([qs, qds, t], [Qs, Qa], "numpy", cse=_cse_homogeneous)
+    Tf = sp.lambdify([qs, qds, t], _subs(system.kinetic_energy(), subs), "numpy", cse=_cse_homogeneous)
+    Uf = sp.lambdify([qs, t], _subs(system.potential_energy(), subs), "numpy", cse=_cse_homogeneous)
     Us = sum((sp.Rational(1, 2) * k * (s - c) ** 2 for s, (k, c) in springs.items()), sp.Integer(0))
     Usf = sp.lambdify([qs], _subs(Us, subs), "numpy")
 
