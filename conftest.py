@@ -293,6 +293,16 @@ SHARED_UNITS = {
                             r"test_t_singular_matches_where_the_determinant_vanishes"),
     # the free-truss deployable's symbolic equations are derived once per process (module fixture)
     "symbolic-free-root": re.compile(r"^tests/test_symbolic_free_root\.py::"),
+    # tests/test_symbolic_motion.py's cached systems: the deployable (and its pose function) and
+    # the slides tree, fixed and on the general root motion, each derived and lambdified once
+    "symbolic-motion-shared": re.compile(
+        r"^tests/test_symbolic_motion\.py::test_(pose_function_against|box_outlines|deployment_|"
+        r"applied_work|simulate_bad_input|setup_torques|unset_parameters|root_state_and_errors|"
+        r"root_in_uniform_translation|prescribed_root_against_rnea\[slides-tree\])"),
+    # tests/test_symbolic.py's cached rot3 (with gravity) and full6 systems
+    "symbolic-shared-systems": re.compile(
+        r"^tests/test_symbolic\.py::test_(deployable_rot3_numeric|energy_consistency_numeric|"
+        r"q_order_and_names|euler_convention_matches_body_poses)$"),
 }
 
 
@@ -335,6 +345,8 @@ UNIT_SECONDS = [
     (r"^notebook:(08|09|14)_", 22),
     (r"^notebook:15_", 14),
     (r"^symbolic-free-root$", 14),
+    (r"^symbolic-motion-shared$", 20),
+    (r"^symbolic-shared-systems$", 6),
     (r"^notebook:", 5),
     (r"test_notebooks\.py::test_shared_execution", 14),   # a pytest -n 2 on planted notebooks
     (r"test_symbolic_figures\.py::test_figure_script", 8),
