@@ -45,7 +45,7 @@ from opalg.joints import AXIS_KINDS, TreeTransform, joint_transform
 from opalg.kinematics import body_kinematics, up_transform
 from opalg.pinocchio_bridge import build_pinocchio
 
-from helpers import assert_close
+from helpers import assert_close, evaluate_float
 from test_independent import H_CS, lagrangian_bias, mass_matrix_from_poses, pose_derivative, vee
 
 RTOL_PIN = 1e-10
@@ -278,7 +278,8 @@ def _two_body(kinds, pitch, seed):
 
 
 def _evaluate(A, subs):
-    return np.array([float(sp.sympify(e).xreplace(subs)) for e in np.ravel(A)]).reshape(np.shape(A))
+    # sympy's expressions, evaluated at the numbers (each shared subexpression once)
+    return evaluate_float(A, subs)
 
 
 def _symbols_and_numbers(N, seed):
