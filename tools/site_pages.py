@@ -322,8 +322,9 @@ def postprocess(body: str, *, page: str, source: str, link_map: dict[str, str], 
             img["src"] = f"assets/{target.name}"
         if not img.get("alt", "").strip():
             report["missing_alt"].append(f"{page}: <img> in {img.find_parent(['div', 'figure']).get('class')}")
+    built = set(link_map.values())   # the index's own content links pages by their file names
     for a in found["main_a"]:
-        if not a.find_parent("nav"):
+        if not a.find_parent("nav") and not (main_html is not None and a["href"] in built):
             _rewrite_link(a, source_dir, link_map, report, page)
     made = _autolink(soup, found["code"], found["strings"], _name_map(link_map))
     # After the rewriting: a link made plain text keeps no id, a removed <link> none either.
