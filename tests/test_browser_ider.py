@@ -28,7 +28,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser import launch, require_chromium_and_playwright, unavailable
+from browser import launch, loopback_only, require_chromium_and_playwright, unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = ROOT / "notebooks" / "panels" / "ider_panel.ipynb"
@@ -124,8 +124,9 @@ def browser():
     _require_tools()
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        b = launch(p)
+    # Loopback only: ipywidgets asks a CDN for a font stylesheet, and nothing else may leave.
+    with sync_playwright() as p, loopback_only() as offline_args:
+        b = launch(p, offline_args)
         try:
             yield b
         finally:
@@ -135,9 +136,6 @@ def browser():
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport=VIEWPORT)
-    # Loopback only: ipywidgets asks a CDN for a font stylesheet, and nothing else may leave.
-    context.route("**/*", lambda route: route.continue_()
-                  if route.request.url.startswith("http://127.0.0.1:") else route.abort())
     pg = context.new_page()
     pg.errors = []
     pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
@@ -323,17 +321,22 @@ def test_ider_panel_in_browser(page, voila_url, workdir):
     try:
         page.wait_for_function("([sel, old]) => document.querySelector(sel).src !== old",
                                arg=[ARM_IMG, arm_end], timeout=STEP_MS, polling=100)
-        page.wait_for_timeout(1_000)
-        arm_mid = d.arm()
+        arm_mid = d.arm()   # a second new frame after that one: the arm keeps moving
         page.wait_for_function("([sel, old]) => document.querySelector(sel).src !== old",
                                arg=[ARM_IMG, arm_mid], timeout=STEP_MS, polling=100)
     except PwError:
         d.fail("play", "pressing Play did not move the arm (no new frames)")
     page.locator(".w-play button").nth(1).click()  # pause
-    page.wait_for_timeout(1_500)  # frames already requested still arrive
-    sample = page.locator(".w-frame .widget-readout").inner_text()
-    page.wait_for_timeout(1_000)
-    if page.locator(".w-frame .widget-readout").inner_text() != sample:
+    # Frames already requested still arrive; then the sample must rest for a whole second
+    # (while playing it moves every 200 ms, seen by a 100-ms poll), within the 2.5 s that the
+    # test used to wait (1.5 s for late frames, then a 1-s window).
+    try:
+        page.wait_for_function("""(sel) => {
+            const now = performance.now(), text = document.querySelector(sel).innerText;
+            if (!window.__rest || window.__rest.text !== text) window.__rest = {text, since: now};
+            return now - window.__rest.since >= 1000;
+        }""", arg=".w-frame .widget-readout", timeout=2_500, polling=100)
+    except PwError:
         d.fail("pause", "the sample kept moving after Pause")
 
     # 3. Preset dropdown: no motor at joint 3 stops as singular at t ≈ 0.26 s; new plot.

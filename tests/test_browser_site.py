@@ -3,14 +3,15 @@
 ``tools/build_site.py`` exports the committed notebooks and documents to a scratch directory;
 ``http.server`` serves it on 127.0.0.1 and Debian's Chromium (driven by Playwright, never
 ``playwright install``) opens every page.  Every request that is not to the local server is
-aborted *and recorded*: a page that asks for anything off the machine fails.  Per page: MathJax
+refused (a proxy that is not there, :func:`browser.loopback_only`) *and recorded*: a page
+that asks for anything off the machine fails.  Per page: MathJax
 finished its first typesetting (``data-mathjax="done"``, set by the page's configuration in
 ``tools/site_pages.py``), no MathJax error (none recorded by that configuration, no
 ``mjx-merror`` element), no TeX delimiter left unrendered in the text (outside code and
 preformatted outputs), every image loaded and has alt text, every local link answers 200 and
 every ``#fragment`` exists, no JavaScript error, no local file answered with an HTTP error
 (a MathJax font or extension), and the page links the index, its previous and
-its next page.  One Chromium page serves every page load.  The checker is itself checked on
+its next page; the index page links every page.  One Chromium page serves every page load.  The checker is itself checked on
 copies of the index page with one planted fault each (:data:`BROKEN`).
 
 Without Chromium or Playwright the test is skipped, except with ``CI=true``, where it fails
@@ -29,24 +30,37 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from browser import launch, require_chromium_and_playwright
+from browser import launch, loopback_only, require_chromium_and_playwright
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGE_MS = 180_000   # generous: the slowest page typesets in a few seconds on a loaded machine
 
-# Text left in the page outside code, outputs and rendered math: TeX that MathJax did not take.
-LEFTOVER_TEX = r"""() => {
+# What the checks read from a page, in one round trip once MathJax is done: its recorded
+# errors, error elements, TeX left as text outside code, outputs and rendered math, the images,
+# the links (nbconvert's pilcrow self-links on headings, a.anchor-link, are not navigation) and
+# the navigation's rel values.
+PAGE_FACTS = r"""() => {
   const skip = 'pre, code, script, style, mjx-container, .jp-OutputArea-output, .output_area';
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  const bad = [];
+  const leftover = [];
   const re = /\$\$|\$[^\s$][^$]*\$|\\\(|\\\[|\\begin\{/;
   while (walker.nextNode()) {
     const n = walker.currentNode;
     if (n.parentElement && n.parentElement.closest(skip)) continue;
-    if (re.test(n.nodeValue)) bad.push(n.nodeValue.trim().slice(0, 80));
+    if (re.test(n.nodeValue)) leftover.push(n.nodeValue.trim().slice(0, 80));
   }
-  return bad;
+  return {
+    mjErrors: window.opalgMath.errors,
+    nErr: document.querySelectorAll('mjx-merror, [data-mjx-error]').length
+      + (/Math (input|output|Processing) error/i.test(document.body.innerText) ? 1 : 0),
+    leftover: leftover,
+    images: [...document.images].map(i => [i.naturalWidth, i.alt || '', i.src.slice(0, 60)]),
+    hrefs: [...document.querySelectorAll('a[href]:not(.anchor-link)')].map(a => a.getAttribute('href')),
+    rels: [...document.querySelectorAll('nav.opalg-nav a')].map(a => a.rel),
+  };
 }"""
+# The fragments (``#x`` links) that name no element of the page.
+MISSING_TARGETS = "fs => fs.filter(f => !(document.getElementById(f) || document.getElementsByName(f).length))"
 
 
 @pytest.fixture(scope="module")
@@ -91,24 +105,18 @@ def _status(url: str) -> int:
 
 @pytest.fixture(scope="module")
 def browser_page(site):
-    """One Chromium page for the module, every off-machine request aborted and recorded."""
+    """One Chromium page for the module, every off-machine request refused and recorded."""
     base = site[0]
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        browser = launch(p)
+    with sync_playwright() as p, loopback_only() as offline_args:
+        browser = launch(p, offline_args)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         offsite: list[str] = []
         errors: list[str] = []
-
-        def route(r):
-            if r.request.url.startswith(base):
-                r.continue_()
-            else:
-                offsite.append(r.request.url)
-                r.abort()
-
-        context.route("**/*", route)
+        # Inline data (images) is not a request to anywhere.
+        context.on("request", lambda r: r.url.startswith(base) or r.url.startswith(("data:", "blob:"))
+                   or offsite.append(r.url))
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         # A local file the page asked for and did not get (a MathJax font or extension, ...).
@@ -130,40 +138,37 @@ def check_page(browser_page, base: str, name: str, checked_links: set[str]) -> l
     # MathJax's first typesetting is over (or a file it needed failed to load).
     page.wait_for_function("() => document.documentElement.dataset.mathjax === 'done'",
                            timeout=PAGE_MS)
-    mj_errors = page.evaluate("() => window.opalgMath.errors")
-    n_err = page.evaluate("() => document.querySelectorAll('mjx-merror, [data-mjx-error]').length"
-                          " + (/Math (input|output|Processing) error/i.test(document.body.innerText) ? 1 : 0)")
+    facts = page.evaluate(PAGE_FACTS)
+    mj_errors, n_err = facts["mjErrors"], facts["nErr"]
     if mj_errors or n_err:
         problems.append(f"{where} {max(n_err, len(mj_errors))} MathJax error(s): {mj_errors[:3]}")
-    leftover = page.evaluate(LEFTOVER_TEX)
-    if leftover:
-        problems.append(f"{where} unrendered TeX, e.g. {leftover[:3]}")
-    images = page.evaluate("() => [...document.images].map(i => [i.naturalWidth, i.alt || '', i.src.slice(0, 60)])")
-    for w, alt, src in images:
+    if facts["leftover"]:
+        problems.append(f"{where} unrendered TeX, e.g. {facts['leftover'][:3]}")
+    for w, alt, src in facts["images"]:
         if w == 0:
             problems.append(f"{where} an image did not load ({src})")
         if not alt.strip():
             problems.append(f"{where} an image without alt text ({src})")
-    # nbconvert's pilcrow self-links on headings (a.anchor-link) are not navigation.
-    hrefs = page.evaluate("() => [...document.querySelectorAll('a[href]:not(.anchor-link)')].map(a => a.getAttribute('href'))")
-    rels = page.evaluate("() => [...document.querySelectorAll('nav.opalg-nav a')].map(a => a.rel)")
+    rels = facts["rels"]
     if not {"prev", "next", "index"} <= set(rels):
         problems.append(f"{where} navigation links {rels}")
-    for href in hrefs:
+    fragments = []   # (as written, as looked up) for the links within the page
+    for href in facts["hrefs"]:
         if href.startswith(("http://", "https://", "mailto:")) and not href.startswith(base):
             continue   # external references are links to click, never loaded by the page
         target, _, frag = href.partition("#")
         if not target:
-            if frag and not page.evaluate(
-                    "f => !!(document.getElementById(f) || document.getElementsByName(f).length)",
-                    urllib.parse.unquote(frag)):
-                problems.append(f"{where} link #{frag} has no target")
+            if frag:
+                fragments.append((frag, urllib.parse.unquote(frag)))
             continue
         url = urllib.parse.urljoin(base + name, target)
         if url not in checked_links:
             checked_links.add(url)
             if _status(url) != 200:
                 problems.append(f"{where} dead link {href}")
+    if fragments:
+        missing = set(page.evaluate(MISSING_TARGETS, sorted({f for _, f in fragments})))
+        problems += [f"{where} link #{frag} has no target" for frag, f in fragments if f in missing]
     if offsite:
         problems.append(f"{where} asked for off-machine resources: {sorted(set(offsite))[:3]}")
     if errors:
@@ -172,12 +177,15 @@ def check_page(browser_page, base: str, name: str, checked_links: set[str]) -> l
 
 
 def test_every_page_renders_offline(site, browser_page):
-    base, report, _ = site
+    base, report, out = site
     problems: list[str] = []
     checked_links: set[str] = set()
     for name in report["pages"]:
         problems += check_page(browser_page, base, name, checked_links)
     assert len(report["pages"]) >= 12, report["pages"]
+    # The contents page links every other page (its reading order and reference list).
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert not [p for p in report["pages"][1:] if f'href="{p}"' not in index], report["plain_links"]
     assert not problems, "\n".join(problems)
 
 

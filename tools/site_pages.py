@@ -139,7 +139,7 @@ def github_slug(text: str) -> str:
 
 
 _DATA_URI = re.compile(r"data:image/[\w+.-]+;base64,[A-Za-z0-9+/=]+")
-_CODE_BLOCK = re.compile(r'<div class="highlight[^"]*"><pre>.*?</pre></div>', re.S)
+_CODE_BLOCK = re.compile(r'<div class="(\s*highlight[^"]*)"><pre>(.*?</pre></div>)', re.S)
 _PARKED = re.compile(r"opalg-parked:(\d+):")
 _PARKED_BLOCK = re.compile(r"<div>opalg-parked:(\d+):</div>")
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])((?:\.\./)*(?:[\w-]+/)*[\w.-]+\.(?:ipynb|md))(?![\w/])")
@@ -164,18 +164,24 @@ def _lookup(token: str, names: dict[str, str]) -> str | None:
     return names.get(token)
 
 
-def _autolink(soup, main, names: dict[str, str]) -> None:
-    """Link the mentions of notebooks and rendered documents in prose and inline code."""
-    for code in main.find_all("code"):
+def _autolink(soup, codes: list, strings: list, names: dict[str, str]) -> list:
+    """Link the mentions of notebooks and rendered documents in prose and inline code.
+
+    ``codes`` are the ``<code>`` elements of ``<main>``, ``strings`` its plain strings that
+    mention a file (both in document order); returns the links made.
+    """
+    made = []
+    for code in codes:
         if code.find_parent(["a", "pre", "nav"]):
             continue
         page = _lookup(code.get_text().strip(), names)
         if page:
-            code.wrap(soup.new_tag("a", href=page))
+            made.append(soup.new_tag("a", href=page))
+            code.wrap(made[-1])
     from bs4 import NavigableString
 
-    for node in list(main.find_all(string=_FILE_TOKEN)):
-        if type(node) is not NavigableString or any(p.name in _NO_AUTOLINK for p in node.parents):
+    for node in strings:
+        if any(p.name in _NO_AUTOLINK for p in node.parents):
             continue
         text, pieces, last = str(node), [], 0
         for m in _FILE_TOKEN.finditer(text):
@@ -192,11 +198,56 @@ def _autolink(soup, main, names: dict[str, str]) -> None:
                 a = soup.new_tag("a", href=piece[1])
                 a.string = piece[0]
                 new.append(a)
+                made.append(a)
             elif piece:
                 new.append(NavigableString(piece))
         for item in new:
             node.insert_before(item)
         node.extract()
+    return made
+
+
+_HEADING = re.compile("^h[1-6]$")
+_FOCUSABLE = {"jp-Cell-inputWrapper", "jp-OutputArea-output"}   # nbconvert gives them tabindex
+
+
+def _collect(soup, main) -> dict[str, list]:
+    """What :func:`postprocess` rewrites and checks, from one pass over the page and one over
+    ``<main>`` (each list in document order), instead of a search of the whole tree per kind."""
+    from bs4 import NavigableString, Tag
+
+    found: dict[str, list] = {k: [] for k in (
+        "link", "script", "img", "iframe", "source", "focusable", "figure", "a", "id",
+        "main_a", "code", "heading", "strings")}
+    for el in soup.descendants:
+        if not isinstance(el, Tag):
+            continue
+        attrs, name = el.attrs, el.name
+        if "id" in attrs:
+            found["id"].append(el)
+        if name == "a" or name == "link":
+            if "href" in attrs:
+                found[name].append(el)
+        elif name in ("script", "img", "iframe", "source"):
+            if "src" in attrs:
+                found[name].append(el)
+        elif name == "div":
+            if not _FOCUSABLE.isdisjoint(attrs.get("class", ())):
+                found["focusable"].append(el)
+        elif name == "figure" and "opalg-animation" in attrs.get("class", ()):
+            found["figure"].append(el)
+    for el in main.descendants:
+        if type(el) is NavigableString:
+            if _FILE_TOKEN.search(el):
+                found["strings"].append(el)
+        elif isinstance(el, Tag):
+            if el.name == "a" and "href" in el.attrs:
+                found["main_a"].append(el)
+            elif el.name == "code":
+                found["code"].append(el)
+            elif _HEADING.search(el.name):
+                found["heading"].append(el)
+    return found
 
 
 def _rewrite_link(a, source_dir: str, link_map: dict[str, str], report: dict, page: str) -> None:
@@ -229,9 +280,12 @@ def postprocess(body: str, *, page: str, source: str, link_map: dict[str, str], 
     parked: list[str] = []
 
     def park(m: re.Match) -> str:
-        parked.append(m.group(0))
-        return f"opalg-parked:{len(parked) - 1}:" if m.re is _DATA_URI else \
-            f"<div>opalg-parked:{len(parked) - 1}:</div>"
+        if m.re is _DATA_URI:
+            parked.append(m.group(0))
+            return f"opalg-parked:{len(parked) - 1}:"
+        # The class list as BeautifulSoup writes it (nbconvert's cells say class=" highlight ...").
+        parked.append(f'<div class="{" ".join(m.group(1).split())}"><pre>{m.group(2)}')
+        return f"<div>opalg-parked:{len(parked) - 1}:</div>"
 
     body = _CODE_BLOCK.sub(park, _DATA_URI.sub(park, body))
     soup = BeautifulSoup(body, "html.parser")
@@ -242,21 +296,22 @@ def postprocess(body: str, *, page: str, source: str, link_map: dict[str, str], 
                                 f'jp-RenderedMarkdown jp-MarkdownOutput">{main_html}</div></div>',
                                 "html.parser")
         nav.insert_after(wrapper)
-    for link in soup.find_all("link", href=True):
+    found = _collect(soup, main)
+    for link in found["link"]:
         if _is_remote(link["href"]):   # matplotlib's Font Awesome: replaced by CSS glyphs
             link.decompose()
-    for tag, attr in (("script", "src"), ("img", "src"), ("iframe", "src"), ("source", "src")):
-        for el in soup.find_all(tag, **{attr: True}):
-            if _is_remote(el[attr]):
-                raise SiteError(f"{page}: <{tag} {attr}={el[attr]!r}> would load from the network")
-    for el in soup.select("div.jp-Cell-inputWrapper, div.jp-OutputArea-output"):
+    for tag in ("script", "img", "iframe", "source"):
+        for el in found[tag]:
+            if _is_remote(el["src"]):
+                raise SiteError(f"{page}: <{tag} src={el['src']!r}> would load from the network")
+    for el in found["focusable"]:
         el["tabindex"] = "0"   # keyboard focus, as nbconvert's HTMLExporter sets it
-    for fig in soup.select("figure.opalg-animation"):
+    for fig in found["figure"]:
         for img in fig.find_all("img"):
             if not img.get("alt"):
                 img["alt"] = fig.get("aria-label", "")
     source_dir = posixpath.dirname(source) if source else "notebooks"
-    for img in soup.find_all("img", src=True):
+    for img in found["img"]:
         src = img["src"]
         if not src.startswith(("data:", "opalg-parked:")):
             target = (root / posixpath.normpath(posixpath.join(source_dir, unquote(src)))).resolve()
@@ -267,18 +322,22 @@ def postprocess(body: str, *, page: str, source: str, link_map: dict[str, str], 
             img["src"] = f"assets/{target.name}"
         if not img.get("alt", "").strip():
             report["missing_alt"].append(f"{page}: <img> in {img.find_parent(['div', 'figure']).get('class')}")
-    for a in main.find_all("a", href=True):
-        if not a.find_parent("nav"):
+    built = set(link_map.values())   # the index's own content links pages by their file names
+    for a in found["main_a"]:
+        if not a.find_parent("nav") and not (main_html is not None and a["href"] in built):
             _rewrite_link(a, source_dir, link_map, report, page)
-    _autolink(soup, main, _name_map(link_map))
-    ids = {el["id"] for el in soup.find_all(id=True)}
-    for h in main.find_all(re.compile("^h[1-6]$")):
+    made = _autolink(soup, found["code"], found["strings"], _name_map(link_map))
+    # After the rewriting: a link made plain text keeps no id, a removed <link> none either.
+    ids = {el["id"] for el in found["id"] if el.get("id") is not None and not el.decomposed}
+    for h in found["heading"]:
         slug = github_slug(h.get_text().replace("¶", ""))
         if slug and slug not in ids:
             h.insert(0, soup.new_tag("span", id=slug))
             ids.add(slug)
     pages = set(link_map.values()) | {"index.html"}
-    for a in soup.find_all("a", href=True):
+    for a in found["a"] + made:
+        if a.name != "a" or a.get("href") is None:
+            continue   # made plain text by _rewrite_link
         href = a["href"]
         if href.startswith("#") or _is_remote(href) or href.startswith("mailto:"):
             continue
