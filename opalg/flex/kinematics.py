@@ -34,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _backend as bk
-from ..joints import Joint, joint_transform, joint_velocity
+from ..joints import joint_velocity
 from ..spatial import cross_force, cross_motion, motion_transform
+from ._fastpath import NODE_JOINT, body_joint_transform, node_joint_transform, node_joint_velocity  # noqa: F401
 from .body import FlexBody
 
 def _dtype(*arrays):
@@ -54,7 +55,22 @@ def _eye(n: int, dt) -> np.ndarray:
     return bk.eye(n, np.empty(0, dt)) if dt is object else np.eye(n, dtype=dt)
 
 
-NODE_JOINT = Joint(["P", "P", "P", "R", "R", "R"], np.vstack([np.eye(3), np.eye(3)]), name="node")
+def _offsets(body: FlexBody) -> np.ndarray:
+    """X_T(x_j) = motion_transform(I, x_j) of every node (p, 6, 6): constant, so cached on the body.
+
+    Keyed by the bytes of the (float) node positions, so a body whose positions are replaced
+    or edited in place never sees a stale value; symbolic positions are not cached.
+    """
+    pos = body.node_positions
+    if pos.dtype != np.float64:
+        return motion_transform(np.eye(3), pos)
+    key = pos.tobytes()
+    cached = body.__dict__.get("_node_offsets")
+    if cached is None or cached[0] != key:
+        X = motion_transform(np.eye(3), pos)
+        X.setflags(write=False)
+        cached = body.__dict__["_node_offsets"] = (key, X)
+    return cached[1]
 
 
 def node_transforms(body: FlexBody, eta, etad=None):
@@ -76,12 +92,12 @@ def node_transforms(body: FlexBody, eta, etad=None):
         z = _zeros((0, 6), dt)
         return _zeros((0, 6, 6), dt), _zeros((0, 6, body.m), dt), z, z
     q = body.Q @ np.asarray(eta, dt)                                   # (p, 6)
-    XJ, S = joint_transform(NODE_JOINT, q)
-    X = XJ @ motion_transform(np.eye(3), body.node_positions)
+    XJ, S = node_joint_transform(q)
+    X = XJ @ _offsets(body)
     Pi = S @ body.Q
     if etad is None:
         return X, Pi, None, None
-    vJ, cJ = joint_velocity(S, body.Q @ np.asarray(etad, dt))
+    vJ, cJ = node_joint_velocity(S, body.Q @ np.asarray(etad, dt))
     return X, Pi, vJ, cJ + _zeros(vJ.shape, dt)
 
 
@@ -154,7 +170,7 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
     for k in fm.order:
         body, p, nd = fm.bodies[k], fm.parents[k], fm.attach[k]
         m = body.m
-        XJ, S = joint_transform(fm.joints[k], np.asarray(x[fm.theta_slice[k]], dt))
+        XJ, S = body_joint_transform(fm.joints[k], np.asarray(x[fm.theta_slice[k]], dt))
         Xn = XJ @ fm.X_tree[k]                                           # ^kX_n (n: attach frame)
         Hk = _zeros((m + 6, m + fm.joint_sizes[k]), dt)
         Hk[:m, :m] = _eye(m, dt)
