@@ -111,7 +111,9 @@ def test_printer_cases_are_sympys():
              -sp.exp(x) * 2, 1 - x, 2 - 3 * x, 0.5 - x * y, x * s - 2.5 * c ** 2 * y + 1.5,
              -(x + y) ** 2 * 0.25, x ** 2 * y + x * y ** 2 - 4, sp.sqrt(2) * x - y, -sp.pi * x,
              -sp.sqrt(x) * 3, x / (y + 1) - z, -s * c / (x * y) ** 2, sp.oo * x - y,
-             sp.Float("-1.25", 30) * x + y, (x - y) * (y - z) - s]
+             sp.Float("-1.25", 30) * x + y, (x - y) * (y - z) - s,
+             x * (y + sp.exp(z)) * (2 * x - y) ** 2 - (x + 1.5 * y) * s, sp.exp(2 * x) * y - z,
+             sp.re(sp.Symbol("w")) * x - y, sp.Dummy("d") * x - 2.5 * (y + z) * sp.Dummy("d") ** 2]
     for e in exprs:
         got = fp.printer().doprint(e)
         want = sp.printing.numpy.NumPyPrinter(

@@ -27,25 +27,49 @@ from __future__ import annotations
 
 from mpmath.libmp import finf, fnan, fninf
 from sympy.core.add import Add
+from sympy.core.basic import Basic
 from sympy.core.expr import Expr
 from sympy.core.function import Function
 from sympy.core.mul import Mul, _keep_coeff
-from sympy.core.numbers import Float, Rational
+from sympy.core.numbers import Float, Integer, Rational
 from sympy.core.power import Pow
 from sympy.core.singleton import S
+from sympy.functions.elementary.complexes import re as _re
 from sympy.printing.numpy import NumPyPrinter as _SympyNumPyPrinter
-from sympy.printing.precedence import PRECEDENCE, precedence
+from sympy.printing.precedence import PRECEDENCE, PRECEDENCE_FUNCTIONS, PRECEDENCE_VALUES, precedence
 
 from .fastdiff import _SAME_SYMPY
 
 _ADD, _MUL = PRECEDENCE["Add"], PRECEDENCE["Mul"]
 _NOT_FINITE = (finf, fninf, fnan)
 _DEFAULT_BASE_EXP = Expr.as_base_exp
+_EXPR_SORT_KEY = Expr.sort_key
 
 
 def _plain_number(c) -> bool:
     """A Rational or a finite Float (not nan, not ±oo): ``-c != c`` unless ``c == 0``."""
     return isinstance(c, Rational) or (isinstance(c, Float) and c._mpf_ not in _NOT_FINITE)
+
+
+def _negative(c) -> bool:
+    """``c < 0`` (= ``c.is_extended_negative``) of a :func:`_plain_number`, read from its
+    numerator or its mpf's sign bit without sympy's comparison or assumption machinery."""
+    if isinstance(c, Rational):
+        return c.p < 0
+    return c._mpf_[0] == 1 and c._mpf_[1] != 0
+
+
+def _type_precedence(cls):
+    """``precedence(item)`` for every instance of ``cls`` if it does not depend on the
+    instance (the MRO reaches ``PRECEDENCE_VALUES`` or nothing), else None."""
+    if hasattr(cls, "precedence"):
+        return None
+    for k in cls.mro():
+        if k.__name__ in PRECEDENCE_FUNCTIONS:
+            return None
+        if k.__name__ in PRECEDENCE_VALUES:
+            return PRECEDENCE_VALUES[k.__name__]
+    return PRECEDENCE["Atom"]
 
 
 def _single_factor(e) -> bool:
@@ -71,6 +95,9 @@ class NumPyPrinter(_SympyNumPyPrinter):
     def __init__(self, settings=None):
         super().__init__(settings)
         self._prec_memo: dict = {}
+        self._type_prec: dict = {}
+        self._terms_memo: dict = {}
+        self._has_re_memo: dict = {}
         self._skey_memo: dict = {}
         self._complex_memo: dict = {}
         self.fast_nodes = 0           # products and sums taken by the memoized route (tests)
@@ -78,38 +105,67 @@ class NumPyPrinter(_SympyNumPyPrinter):
     # -- memoized answers -------------------------------------------------------------------
     def _precedence(self, item):
         """``sympy.printing.precedence.precedence(item)``."""
+        cls = type(item)
+        try:
+            r = self._type_prec[cls]
+        except KeyError:
+            r = self._type_prec[cls] = _type_precedence(cls)
+        if r is not None:
+            return r
+        if cls is Float or cls is Rational or cls is Integer:      # precedence_Float/_Rational/_Integer
+            if _plain_number(item):
+                return _ADD if _negative(item) else (_MUL if cls is Rational else PRECEDENCE["Atom"])
+            return precedence(item)
+        if cls is not Mul:
+            return precedence(item)
         try:
             return self._prec_memo[item]
-        except (KeyError, TypeError):
+        except KeyError:
             pass
-        if type(item) is Mul:
-            args = item.args
-            c = args[0]
-            # precedence_Mul: a Function child with its own precedence below Mul's decides first
-            if any(hasattr(a, "precedence") and isinstance(a, Function) and a.precedence < _MUL
-                   for a in args):
-                r = _MUL
-            elif (not c.is_Number or _plain_number(c)) and not any(a.is_Number for a in args[1:]):
-                # could_extract_minus_sign: ``expr == -expr`` is False (the coefficient of
-                # -expr is -c, or -1 where expr has none), so it is "c is a negative number"
-                r = _ADD if (c.is_Number and c.is_extended_negative) else _MUL
-            else:
-                r = precedence(item)
+        args = item.args
+        c = args[0]
+        # precedence_Mul: a Function child with its own precedence below Mul's decides first
+        if any(hasattr(a, "precedence") and isinstance(a, Function) and a.precedence < _MUL
+               for a in args):
+            r = _MUL
+        elif (not c.is_Number or _plain_number(c)) and not any(a.is_Number for a in args[1:]):
+            # could_extract_minus_sign: ``expr == -expr`` is False (the coefficient of -expr
+            # is -c, or -1 where expr has none), so it is "c is a negative number"
+            r = _ADD if (c.is_Number and _negative(c)) else _MUL
         else:
             r = precedence(item)
-        try:
-            self._prec_memo[item] = r
-        except TypeError:
-            pass
+        self._prec_memo[item] = r
         return r
 
     def _sort_key(self, e):
-        """``e.sort_key()`` (= ``default_sort_key(e)`` for an expression)."""
+        """``e.sort_key()`` (= ``default_sort_key(e)`` for an expression): ``Expr.sort_key``
+        repeated with its arguments' keys and its sum's term order memoized."""
         try:
             return self._skey_memo[e]
         except KeyError:
-            r = self._skey_memo[e] = e.sort_key()
-            return r
+            pass
+        r = None
+        if isinstance(e, Expr) and type(e).sort_key is _EXPR_SORT_KEY:
+            coeff, ex = e.as_coeff_Mul()
+            exp = S.One
+            if ex.is_Pow:
+                base, exp = ex.as_base_exp()
+                ex = None if base is S.Exp1 else base      # E**x sorts as exp(x): sympy's
+            if ex is not None and not ex.is_Dummy and not ex.is_Atom:
+                if ex.is_Add:
+                    args = self._ordered_terms(ex) if type(ex) is Add else ex.as_ordered_terms()
+                elif ex.is_Mul:
+                    cpart, ncpart = ex.args_cnc()
+                    args = sorted(cpart, key=self._sort_key) + ncpart
+                else:
+                    args = ex.args
+                if all(isinstance(a, Basic) for a in args):
+                    keys = tuple([self._sort_key(a) for a in args])
+                    r = ex.class_key(), (len(keys), keys), self._sort_key(exp), coeff
+        if r is None:
+            r = e.sort_key()
+        self._skey_memo[e] = r
+        return r
 
     def _complex(self, c):
         """``complex(c)`` of a Number coefficient.  A finite Float's is ``complex(float(c))``
@@ -125,7 +181,14 @@ class NumPyPrinter(_SympyNumPyPrinter):
 
     def _ordered_terms(self, expr):
         """``Expr.as_ordered_terms(expr)`` (order None) with ``as_terms``' coefficient
-        conversion and generator sort keys memoized."""
+        conversion and generator sort keys memoized, once per node."""
+        try:
+            return self._terms_memo[expr]
+        except KeyError:
+            r = self._terms_memo[expr] = self._ordered_terms_of(expr)
+            return r
+
+    def _ordered_terms_of(self, expr):
         from sympy.core.exprtools import decompose_power
         from sympy.core.numbers import Number, NumberSymbol
 
@@ -182,7 +245,24 @@ class NumPyPrinter(_SympyNumPyPrinter):
             return expr.as_ordered_terms()
         return [term for term, _ in sorted(result, key=order_key)]
 
+    def _has_re(self, e) -> bool:
+        """Whether ``e`` may hold an ``re(...)`` node (a non-Basic argument counts as may)."""
+        try:
+            return self._has_re_memo[e]
+        except KeyError:
+            pass
+        r = isinstance(e, _re) or any(not isinstance(a, Basic) or self._has_re(a) for a in e.args)
+        self._has_re_memo[e] = r
+        return r
+
     # -- sympy's methods, with the memoized answers ---------------------------------------------
+    def _handle_UnevaluatedExpr(self, expr):
+        """``CodePrinter._handle_UnevaluatedExpr``: ``expr.replace(re, ...)``, which returns
+        ``expr`` itself when it holds no ``re``."""
+        if isinstance(expr, Basic) and not self._has_re(expr):
+            return expr
+        return super()._handle_UnevaluatedExpr(expr)
+
     def parenthesize(self, item, level, strict=False):
         """``StrPrinter.parenthesize``."""
         p = self._precedence(item)
@@ -225,7 +305,7 @@ class NumPyPrinter(_SympyNumPyPrinter):
             return "", sorted(args, key=self._sort_key)
         if not _plain_number(c):
             return None
-        if not c < 0:
+        if not _negative(c):
             # args_cnc(split_1=True) splits a negative coefficient only; c >= 0 here
             return "", sorted(args, key=self._sort_key)
         nc = -c                                # _keep_coeff(-c, e), e = expr.as_coeff_Mul()[1]
