@@ -22,6 +22,7 @@ from .. import _backend as bk
 from ..errors import ModelError, SingularConfigurationError, StateError
 from .data import as_matrix, check_subs, scalar, t
 from .fastcse import cse as _fast_cse
+from .fastprint import printer as _fast_printer
 
 #: The old name (opalg.symbolic.SingularConfiguration): a singular configuration of a valid system.
 SingularConfiguration = SingularConfigurationError
@@ -45,7 +46,9 @@ def _lambdify(system, args, expr):
     search, and the free-symbol check) cost more than the cse itself.  Here the check and
     those searches run on the cse-reduced form, where each shared subexpression appears once.
     The code printed is lambdify's own for ``cse(expr, list=False)``, as with ``cse=True``
-    (the cse is :func:`opalg.symbolic.fastcse.cse`: sympy's, with its ordering keys memoized).
+    (the cse is :func:`opalg.symbolic.fastcse.cse`: sympy's, with its ordering keys memoized;
+    the printer is :class:`opalg.symbolic.fastprint.NumPyPrinter`: sympy's, with its
+    precedences, sort keys and term orders memoized).
     An expression holding an implemented function (``sympy.utilities.lambdify.
     implemented_function``) takes the plain call, which finds it in the namespace as before.
     """
@@ -56,7 +59,7 @@ def _lambdify(system, args, expr):
           bound=[x for x, _ in reps])
     if _imp_namespace([reduced, [e for _, e in reps]]):
         return sp.lambdify(args, expr, "numpy", cse=True)
-    return sp.lambdify(args, reduced, "numpy", cse=lambda _: (reps, reduced))
+    return sp.lambdify(args, reduced, "numpy", cse=lambda _: (reps, reduced), printer=_fast_printer())
 
 
 def _cse_homogeneous(expr):
