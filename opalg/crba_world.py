@@ -46,11 +46,10 @@ def _cross(a, b):
     """a × b along axis −2 of (…, 3, b) arrays: 6 multiply-adds."""
     if a.shape == b.shape and a.ndim == 3 and a.shape[1:] == (3, 1) and a.dtype == b.dtype == np.float64:
         out = _cross_one_state(a, b)
-        _count(out, 2, "world")
-        return out
-    a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
-    b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
-    out = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -2)
+    else:
+        a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
+        b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
+        out = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -2)
     _count(out, 2, "world")
     return out
 

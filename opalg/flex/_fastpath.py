@@ -1,8 +1,8 @@
-r"""Fast paths of :mod:`opalg.flex.kinematics`: the node joint PPPRRR and one-axis revolute joints.
+r"""Fast paths of :mod:`opalg.flex.kinematics`: the node joint PPPRRR.
 
 Every node of every flexible body goes through :func:`opalg.joints.joint_transform` and
-:func:`opalg.joints.joint_velocity` of the node joint at every state, and every body through
-``joint_transform`` of its own joint.  With few nodes the generic code spends its time in
+:func:`opalg.joints.joint_velocity` of the node joint at every state (a body's own one-axis
+revolute joint at one state has the core's fast path, :mod:`opalg._revolute_single`).  With few nodes the generic code spends its time in
 per-call numpy overhead (a dozen small arrays per axis), not in arithmetic.  The functions
 here build the same arrays with fewer numpy calls:
 
@@ -10,9 +10,7 @@ here build the same arrays with fewer numpy calls:
   built in one batch (axis first, so that the transform of axis i is a contiguous
   (p, 6, 6) block, like the generic one), from constants that depend only on the number
   of nodes p (cached);
-* the 15 cross products of the node joint's c_J are formed in one stacked call;
-* a one-axis revolute joint at one state takes its constant matrices (s~, s~ s~, the
-  zero-offset skew, S) from a per-joint cache.
+* the 15 cross products of the node joint's c_J are formed in one stacked call.
 
 Bit-identical to the generic code, not just close: every rounded operation is the same
 one on the same operands (elementwise products and sums are correctly rounded whatever the
@@ -27,8 +25,6 @@ code).
 from __future__ import annotations
 
 import numpy as np
-
-import weakref
 
 from .. import _backend as bk
 from .. import opcount
@@ -49,7 +45,6 @@ _SKEW_SIGN = np.array([-1.0, 1.0, 1.0, -1.0, -1.0, 1.0])
 # The 15 pairs (i < j) of c_J = Σ_{i<j} crm(S_i q̇_i) S_j q̇_j, in joint_velocity's order.
 _PAIR_I, _PAIR_J = (np.array(ix) for ix in zip(*[(i, j) for i in range(6) for j in range(i + 1, 6)]))
 _CONST: dict = {}
-_JOINTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _constants(p: int) -> dict:
@@ -139,50 +134,3 @@ def node_joint_velocity(S: np.ndarray, qd: np.ndarray):
     for k in range(1, 15):
         cJ = cJ + prods[k]
     return vJ, cJ
-
-
-def _revolute_constants(joint: Joint) -> dict | None:
-    """s~, s~ s~, I, skew(0) and S of a float one-axis revolute joint (None for other joints).
-
-    Cached per joint and keyed by the bytes of its axis, so an edited axis is never stale.
-    """
-    if joint.kinds != ("R",) or joint.free or type(joint.axes) is not np.ndarray or joint.axes.dtype != np.float64:
-        return None
-    key = joint.axes.tobytes()
-    c = _JOINTS.get(joint)
-    if c is None or c["key"] != key:
-        s = skew(joint.axes[0])
-        c = {"key": key, "s": s, "ss": s @ s, "eye": bk.eye(3, s), "zero_skew": skew(np.zeros(3)),
-             "S": np.stack([joint.motion_subspace_local()[0] + np.zeros(6)], -1)}
-        _JOINTS[joint] = c
-    return c
-
-
-def body_joint_transform(joint: Joint, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``joint_transform(joint, q)`` of a body's joint at one state q (n_k,).
-
-    A one-axis revolute joint with a float64 state builds X_J = motion_transform(R*, 0),
-    R = I + sin q s~ + (1 − cos q) s~ s~, from cached constants: the same operations as
-    ``rotation_about`` and ``motion_transform`` on the same operands; any other joint or
-    dtype, and counting with :mod:`opalg.opcount`, take the generic code.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.joints import Joint, joint_transform
-    >>> from opalg.flex._fastpath import body_joint_transform
-    >>> j, q = Joint("R", [0.0, 0.6, 0.8]), np.array([0.7])
-    >>> all(a.tobytes() == b.tobytes() for a, b in zip(body_joint_transform(j, q), joint_transform(j, q)))
-    True
-    """
-    c = _revolute_constants(joint) if _fast(q) and q.shape == (1,) else None
-    if c is None:
-        return joint_transform(joint, q)
-    q0 = q[..., 0]
-    cs, sn = np.cos(q0), np.sin(q0)
-    E = (c["eye"] + sn * c["s"] + (1 - cs) * c["ss"]).T
-    X = np.zeros((6, 6))
-    X[:3, :3] = E
-    X[3:, 3:] = E
-    X[3:, :3] = -(E @ c["zero_skew"])
-    return X, c["S"].copy()

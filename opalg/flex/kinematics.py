@@ -34,9 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _backend as bk
-from ..joints import joint_velocity
+from ..joints import joint_transform, joint_velocity
 from ..spatial import cross_force, cross_motion, motion_transform
-from ._fastpath import NODE_JOINT, body_joint_transform, node_joint_transform, node_joint_velocity  # noqa: F401
+from ._fastpath import NODE_JOINT, node_joint_transform, node_joint_velocity  # noqa: F401
 from .body import FlexBody
 
 def _dtype(*arrays):
@@ -170,7 +170,7 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
     for k in fm.order:
         body, p, nd = fm.bodies[k], fm.parents[k], fm.attach[k]
         m = body.m
-        XJ, S = body_joint_transform(fm.joints[k], np.asarray(x[fm.theta_slice[k]], dt))
+        XJ, S = joint_transform(fm.joints[k], np.asarray(x[fm.theta_slice[k]], dt))
         Xn = XJ @ fm.X_tree[k]                                           # ^kX_n (n: attach frame)
         Hk = _zeros((m + 6, m + fm.joint_sizes[k]), dt)
         Hk[:m, :m] = _eye(m, dt)
