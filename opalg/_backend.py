@@ -134,6 +134,11 @@ def first_nonfinite(a: np.ndarray):
     return None
 
 
+#: The dtypes of the fast paths below, compared by identity (``a.dtype is _F64``): an equal
+#: but distinct dtype object (a non-native byte order, say) just takes the generic path.
+_F64, _C128 = np.dtype(np.float64), np.dtype(np.complex128)
+
+
 def asarray(x, what: str = "array", error: type[Exception] = OpalgError) -> np.ndarray:
     """Convert to an array: float/complex stay numeric, sympy gives dtype object.
 
@@ -157,6 +162,8 @@ def asarray(x, what: str = "array", error: type[Exception] = OpalgError) -> np.n
 
 
 def _elementwise(fn_num, fn_sym, x):
+    if type(x) is np.ndarray and x.dtype.kind in "fc":   # asarray's own fast case
+        return fn_num(x)
     x = asarray(x)
     if x.dtype == object:
         out = np.empty(x.shape, dtype=object)
@@ -176,7 +183,12 @@ def cos(x):
 
 def zeros(shape, *likes) -> np.ndarray:
     """Zeros with the common dtype of ``likes`` (object zeros are sympy's 0)."""
-    dtype = common_dtype(*likes) if likes else float
+    for a in likes:   # all float64 arrays (the numeric hot path): no dtype resolution
+        if type(a) is not np.ndarray or a.dtype is not _F64:
+            break
+    else:
+        return np.zeros(shape)
+    dtype = common_dtype(*likes)
     if dtype == object:
         z = np.empty(shape, dtype=object)
         z.fill(_sympy().Integer(0))
@@ -186,14 +198,22 @@ def zeros(shape, *likes) -> np.ndarray:
 
 def eye(n: int, *likes) -> np.ndarray:
     """Identity with the common dtype of ``likes``."""
+    dtype = common_dtype(*likes) if likes else float
+    if dtype != object:   # the same 1s and 0s as the loop below, in one call
+        return np.eye(n, dtype=dtype)
     e = zeros((n, n), *likes)
     for i in range(n):
-        e[i, i] = 1 if e.dtype != object else _sympy().Integer(1)
+        e[i, i] = _sympy().Integer(1)
     return e
 
 
 def common_dtype(*arrays):
     """Result dtype of mixing arrays (object wins, then complex, then float)."""
+    for a in arrays:   # all float64 arrays (the numeric hot path), without generators
+        if type(a) is not np.ndarray or a.dtype is not _F64:
+            break
+    else:
+        return np.float64
     if all(type(a) is np.ndarray and a.dtype.kind == "f" for a in arrays):
         return np.float64 if all(a.dtype == np.float64 for a in arrays) else np.result_type(float, *arrays)
     arrs = [asarray(a) for a in arrays]
@@ -224,6 +244,8 @@ def inv(A: np.ndarray) -> np.ndarray:
 
 def mT(A: np.ndarray) -> np.ndarray:
     """Transpose of the trailing two axes (the adjoint '*': never a conjugate)."""
+    if type(A) is np.ndarray:   # the method: the same view without np.swapaxes' dispatch
+        return A.swapaxes(-1, -2)
     return np.swapaxes(A, -1, -2)
 
 

@@ -41,7 +41,15 @@ def skew(x) -> np.ndarray:
     True
     """
     x = bk.asarray(x)
-    out = bk.zeros(x.shape[:-1] + (3, 3), x)
+    if x.shape == (3,) and x.dtype is bk._F64:
+        # One float vector (an axis, an offset): the same negations in Python floats, without
+        # the per-slice numpy calls below (-0.0, nan and inf negate alike).
+        x0, x1, x2 = x.tolist()
+        return np.array([[0.0, -x2, x1], [x2, 0.0, -x0], [-x1, x0, 0.0]])
+    if x.dtype is bk._F64 or x.dtype is bk._C128:   # what bk.zeros gives, without its dtype work
+        out = np.zeros(x.shape[:-1] + (3, 3), x.dtype)
+    else:
+        out = bk.zeros(x.shape[:-1] + (3, 3), x)
     x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
     out[..., 0, 1], out[..., 0, 2] = -x2, x1
     out[..., 1, 0], out[..., 1, 2] = x2, -x0
@@ -195,7 +203,10 @@ def motion_transform(E, r) -> np.ndarray:
     array([0., 0., 1., 0., 1., 0.])
     """
     E, r = bk.asarray(E), bk.asarray(r)
-    out = bk.zeros(np.broadcast_shapes(E.shape[:-2], r.shape[:-1]) + (6, 6), E, r)
+    batch = E.shape[:-2]
+    if r.shape[:-1] != batch:   # (equal batches, the usual case, need no broadcast_shapes)
+        batch = np.broadcast_shapes(batch, r.shape[:-1])
+    out = bk.zeros(batch + (6, 6), E, r)
     out[..., :3, :3] = E
     out[..., 3:, 3:] = E
     out[..., 3:, :3] = -(E @ skew(r))
