@@ -196,11 +196,20 @@ def zeros(shape, *likes) -> np.ndarray:
     return np.zeros(shape, dtype=dtype)
 
 
+#: (n, dtype) -> np.eye(n, dtype): numeric identities are copied from here (np.eye itself
+#: costs several times a copy, and the recursions ask for a few sizes only).
+_EYES: dict = {}
+
+
 def eye(n: int, *likes) -> np.ndarray:
     """Identity with the common dtype of ``likes``."""
     dtype = common_dtype(*likes) if likes else float
-    if dtype != object:   # the same 1s and 0s as the loop below, in one call
-        return np.eye(n, dtype=dtype)
+    if dtype != object:   # the same 1s and 0s as the loop below: a copy of a kept np.eye
+        key = (n, dtype)
+        e = _EYES.get(key)
+        if e is None:
+            e = _EYES[key] = np.eye(n, dtype=dtype)
+        return e.copy()
     e = zeros((n, n), *likes)
     for i in range(n):
         e[i, i] = _sympy().Integer(1)

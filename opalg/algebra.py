@@ -20,6 +20,7 @@ takes (..., dim, m) to apply to m columns at once.
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -27,14 +28,30 @@ import numpy as np
 from . import _backend as bk
 
 
+@functools.lru_cache(maxsize=256)
+def _offsets(sizes: tuple) -> tuple:
+    """Block offsets 0, s0, s0 + s1, ... of a block structure (a few per model: cached)."""
+    return tuple(int(o) for o in np.concatenate([[0], np.cumsum(sizes)]).astype(int))
+
+
 def _split(X: np.ndarray, sizes: Sequence[int]) -> list:
-    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    offs = _offsets(tuple(sizes))
     return [X[..., offs[i]:offs[i + 1], :] for i in range(len(sizes))]
 
 
 def _join(parts: list) -> np.ndarray:
+    first = parts[0].shape[:-2] if parts else None
+    if parts and all(p.shape[:-2] == first for p in parts):   # one batch shape: no broadcast
+        return np.concatenate(parts, -2)
     shape = np.broadcast_shapes(*[p.shape[:-2] for p in parts])
     return np.concatenate([np.broadcast_to(p, shape + p.shape[-2:]) for p in parts], -2)
+
+
+def _batch(shapes: list) -> tuple:
+    """``np.broadcast_shapes(*shapes)``, without its cost when the shapes are all equal."""
+    if all(s == shapes[0] for s in shapes):
+        return shapes[0]
+    return np.broadcast_shapes(*shapes)
 
 
 class Operator:
@@ -152,7 +169,7 @@ class BlockDiagonal(Operator):
         return _join([B @ x for B, x in zip(self.blocks, _split(X, self.cols))])
 
     def dense(self):
-        batch = np.broadcast_shapes(*[b.shape[:-2] for b in self.blocks])
+        batch = _batch([b.shape[:-2] for b in self.blocks])
         out = bk.zeros(batch + self.shape, *self.blocks)
         r = c = 0
         for B in self.blocks:
@@ -204,7 +221,7 @@ class EdgeOperator(Operator):
         return self.blocks
 
     def _zero(self, size, X):
-        batch = np.broadcast_shapes(X.shape[:-2], *[b.shape[:-2] for b in self.blocks])
+        batch = _batch([X.shape[:-2], *[b.shape[:-2] for b in self.blocks]])
         return bk.zeros(batch + (size, X.shape[-1]), X, *self.blocks)
 
     def apply_matrix(self, X):

@@ -310,7 +310,19 @@ def _joint_transform_generic(joint: Joint, qk: np.ndarray) -> tuple[np.ndarray, 
         si = s_local[i] + bk.zeros(batch + (6,), qk, s_local)
         cols[i] = si if T is None else bk.mv(T, si)
         T = Xs[i] if T is None else T @ Xs[i]
-    return T, np.stack(cols, -1)
+    return T, _stack_last(cols)
+
+
+def _stack_last(cols: list) -> np.ndarray:
+    """``np.stack(cols, -1)``; float64 columns of one shape are copied into place without
+    np.stack's dispatch and checks (the same values)."""
+    shape, dt = cols[0].shape, cols[0].dtype
+    if dt is bk._F64 and all(type(c) is np.ndarray and c.dtype is dt and c.shape == shape for c in cols):
+        out = np.empty(shape + (len(cols),))
+        for i, c in enumerate(cols):
+            out[..., i] = c
+        return out
+    return np.stack(cols, -1)
 
 
 def joint_velocity(S: np.ndarray, qdk: np.ndarray) -> tuple[np.ndarray, np.ndarray | int]:

@@ -277,7 +277,7 @@ def columns_of(S: list, axes: list) -> list:
 def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None) -> Articulated:
     n = model.n
     # Read-only broadcast views: P(k) starts as M(k) for every state without a copy.
-    P = [np.broadcast_to(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
+    P = [_read_only(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
     Pp, U, d = [None] * n, [None] * n, [None] * n
     axes = split_axes(model.joint_sizes, passive)[0]
     for k in reversed(model.order):
@@ -306,6 +306,16 @@ def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None
                 opcount.tally(2 * 216, "mm")
             P[p] = P[p] + bk.mT(kin.Xup[k]) @ Pk @ kin.Xup[k]
     return Articulated(P, Pp, U, d, kin, passive=passive, axes=axes)
+
+
+def _read_only(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """``np.broadcast_to(a, shape)``: a read-only view; a plain one when no axis is added
+    (a single state), without broadcast_to's cost."""
+    if type(a) is np.ndarray and a.shape == shape:
+        v = a.view()
+        v.flags.writeable = False
+        return v
+    return np.broadcast_to(a, shape)
 
 
 def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
