@@ -99,24 +99,18 @@ def _executor():
     return _tool("execute_notebooks")
 
 
-def _first_cell(path: pathlib.Path) -> str:
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return next(("".join(c["source"]) for c in cells if c["cell_type"] == "code"), "")
-
-
 def _kernel_manager_class(path: pathlib.Path):
     """Warm kernels (``tools/warm_kernel.py``): one zygote per pytest process, preloading what
-    every lecture notebook (``notebooks/*.ipynb``) loads in its first cell; a notebook that does
-    not load all of it (the panel) gets a fresh kernel.  ``OPALG_FRESH_KERNELS=1`` gives every
-    notebook a fresh kernel, as ``make reproduce`` does."""
+    every lecture notebook loads in its first cell (``tools/kernel_preload.py``); a notebook
+    that does not load all of it (the panel) gets a fresh kernel.  ``OPALG_FRESH_KERNELS=1``
+    gives every notebook a fresh kernel, as ``make reproduce`` does."""
     global _ZYGOTE
     if os.environ.get("OPALG_FRESH_KERNELS"):
         return None
-    warm = _tool("warm_kernel")
+    pre = _tool("kernel_preload")
     if _ZYGOTE is None:
-        lectures = sorted((ROOT / "notebooks").glob("*.ipynb"))
-        _ZYGOTE = warm.Zygote(warm.common_imports([_first_cell(p) for p in lectures], ROOT))
-    return _ZYGOTE.kernel_manager_class(warm.loaded_modules(_first_cell(path), ROOT))
+        _ZYGOTE = _tool("warm_kernel").Zygote(pre.preload(ROOT))
+    return _ZYGOTE.kernel_manager_class(pre.loaded_modules(pre.first_cell(path), ROOT))
 
 
 _ZYGOTE = None

@@ -181,7 +181,7 @@ def test_executor_is_deterministic(nb_path, notebook_execution):
 
 # --- the shared-execution plugin itself (conftest.py), on planted notebooks -----------------
 
-_PLUGIN_FILES = ("conftest.py", "tools/execute_notebooks.py", "tools/warm_kernel.py",
+_PLUGIN_FILES = ("conftest.py", "tools/execute_notebooks.py", "tools/warm_kernel.py", "tools/kernel_preload.py",
                  "tools/nbval_sanitize.cfg")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 import os
 import pathlib
 import time
@@ -25,16 +24,12 @@ def _tool(name):
 
 
 warm = _tool("warm_kernel")
+pre = _tool("kernel_preload")
 executor = _tool("execute_notebooks")
-
-
-def _first_cell(path):
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return next("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-
+_first_cell = pre.first_cell
 
 LECTURES = sorted((ROOT / "notebooks").glob("*.ipynb"))
-PRELOAD = warm.common_imports([_first_cell(p) for p in LECTURES], ROOT)
+PRELOAD = pre.preload(ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -44,15 +39,34 @@ def zygote():
     z.close()
 
 
+def test_loaded_modules_follow_the_projects_own_top_level_imports(tmp_path):
+    """Named modules with their parents; a project module's top-level imports (also in try/if
+    bodies, relative ones resolved, ``from . import x`` of a submodule), never the imports
+    inside functions; ``from m import name`` of another package counts m only."""
+    pkg = tmp_path / "pkg"
+    (pkg / "deep").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import json\n")
+    (pkg / "sub.py").write_text("from . import other\ntry:\n    import numpy.linalg as la\n"
+                                "except ImportError:\n    pass\nfrom scipy import optimize\n")
+    (pkg / "other.py").write_text("def f():\n    import sympy\n")
+    (pkg / "deep" / "__init__.py").write_text("")
+    (pkg / "deep" / "leaf.py").write_text("if True:\n    from ..other import f\n")
+    assert pre.loaded_modules("%matplotlib inline\nfrom pkg.sub import f\nimport pkg.deep.leaf",
+                              tmp_path) == ["json", "numpy", "numpy.linalg", "pkg", "pkg.deep",
+                                            "pkg.deep.leaf", "pkg.other", "pkg.sub", "scipy"]
+    assert pre.loaded_modules("x = (", tmp_path) is None
+    assert pre.common_imports(["import pkg.other", "from pkg import sub"], tmp_path) == ["json", "pkg", "pkg.other"]
+
+
 def test_preload_is_what_every_lecture_notebook_loads_and_the_panel_runs_fresh(zygote):
     """The preload holds the heavy common imports, every lecture notebook loads all of it (so
     it is served warm), and the one-cell panel, which loads less, gets a fresh kernel."""
     assert {"numpy", "matplotlib.pyplot", "opalg", "opalg.display", "opalg.report"} <= set(PRELOAD)
     assert not {"sympy", "scipy", "matplotlib.animation", "opalg.symbolic"} & set(PRELOAD)
     for path in LECTURES:
-        assert zygote.kernel_manager_class(warm.loaded_modules(_first_cell(path), ROOT)) is not None
+        assert zygote.kernel_manager_class(pre.loaded_modules(_first_cell(path), ROOT)) is not None
     panel = ROOT / "notebooks" / "panels" / "ider_panel.ipynb"
-    assert zygote.kernel_manager_class(warm.loaded_modules(_first_cell(panel), ROOT)) is None
+    assert zygote.kernel_manager_class(pre.loaded_modules(_first_cell(panel), ROOT)) is None
     assert zygote.kernel_manager_class(None) is None       # not Python: fresh
 
 

@@ -9,9 +9,10 @@ each notebook, which then starts in a few hundredths of a second.
 What a notebook sees is what a fresh kernel gives it: its own process and session, the working
 directory, environment, standard streams and connection file jupyter_client chose, and nothing
 from other notebooks (each kernel is a fork of the untouched zygote).  The zygote preloads only
-modules that *every* notebook imports itself in its first cell (:func:`common_imports`), so a
-notebook that forgets an import still fails as in a fresh kernel: preloading a module that some
-notebook does not import would let that notebook reach it as an attribute of its package.
+modules that every lecture notebook loads itself in its first cell (``tools/kernel_preload.py``),
+and a notebook that does not load all of them gets a fresh kernel, so a notebook that forgets
+an import still fails as in a fresh kernel: preloading a module that a notebook does not import
+would let that notebook reach it as an attribute of its package.
 
 ``make reproduce`` (``tools/execute_notebooks.py``) still starts fresh kernels: it writes the
 committed outputs, and the suite's byte check compares a warm execution with them.
@@ -27,9 +28,7 @@ it kills every kernel it forked, then exits.
 """
 from __future__ import annotations
 
-import ast
 import atexit
-import functools
 import json
 import os
 import pathlib
@@ -49,115 +48,13 @@ _MAX_FDS = 3  # stdin, stdout, stderr
 # The pytest side
 # --------------------------------------------------------------------------------------------
 
-def _source_file(name: str, root: pathlib.Path) -> pathlib.Path | None:
-    """The file of module ``name`` if it is one of the project's own (under ``root``)."""
-    path = root.joinpath(*name.split("."))
-    for file in (path / "__init__.py", path.with_suffix(".py")):
-        if file.is_file():
-            return file
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def _file_imports(file: pathlib.Path, package: str, root: pathlib.Path) -> tuple[str, ...]:
-    return tuple(_imports(ast.parse(file.read_text(encoding="utf-8")), package, root))
-
-
-def _imports(tree: ast.Module, package: str, root: pathlib.Path) -> list[str]:
-    """Modules a module body imports when it runs: its top-level ``import`` statements (also
-    inside top-level ``try``/``if``), with each parent package, relative ones resolved against
-    ``package``.  ``from m import x`` counts ``m.x`` when the project has a file for it (for
-    other packages, telling a submodule from an attribute would mean importing them)."""
-    names: list[str] = []
-    body = list(tree.body)
-    while body:
-        node = body.pop(0)
-        if isinstance(node, (ast.Try, ast.If)):
-            body[:0] = node.body
-            continue
-        if isinstance(node, ast.Import):
-            found = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
-            else:
-                base = node.module
-            found = [base] + [f"{base}.{a.name}" for a in node.names
-                              if _source_file(f"{base}.{a.name}", root) is not None]
-        else:
-            continue
-        for name in found:
-            parts = name.split(".")
-            names += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-    return list(dict.fromkeys(names))
-
-
-def loaded_modules(source: str, root: pathlib.Path) -> list[str] | None:
-    """The modules that running the imports of ``source`` (a notebook's first cell) loads for
-    certain: the ones it names, their parent packages, and, through the source files under
-    ``root`` (the project's own packages), what those import at their top level.  None if the
-    source is not Python.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> root = pathlib.Path(tempfile.mkdtemp())
-    >>> (root / "pkg").mkdir(); _ = (root / "pkg" / "__init__.py").write_text("import json")
-    >>> _ = (root / "pkg" / "sub.py").write_text("from . import other\\nimport numpy.linalg as la")
-    >>> _ = (root / "pkg" / "other.py").write_text("def f():\\n    import sympy")
-    >>> loaded_modules("%matplotlib inline\\nfrom pkg.sub import f", root)
-    ['json', 'numpy', 'numpy.linalg', 'pkg', 'pkg.other', 'pkg.sub']
-    """
-    # IPython magics and shell escapes are not Python: leave them out of the parse.
-    src = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                    for line in source.splitlines())
-    try:
-        todo = _imports(ast.parse(src), "", root)
-    except SyntaxError:
-        return None
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        file = _source_file(name, root)
-        if file is not None:
-            package = name if file.name == "__init__.py" else name.rpartition(".")[0]
-            todo += _file_imports(file, package, root)
-    return sorted(seen)
-
-
-def common_imports(sources, root: pathlib.Path) -> list[str]:
-    """The modules every one of ``sources`` (the notebooks' first cells) loads for certain
-    (:func:`loaded_modules`): what the zygote may preload without a notebook noticing.
-
-    Examples
-    --------
-    >>> import pathlib
-    >>> common_imports(["import numpy as np\\nimport sympy", "from numpy import linalg\\nimport os"],
-    ...                pathlib.Path("/nonexistent"))
-    ['numpy']
-    >>> common_imports(["import numpy", "x = ("], pathlib.Path("/nonexistent"))
-    []
-    """
-    common: set[str] | None = None
-    for source in sources:
-        names = loaded_modules(source, root)
-        if names is None:
-            return []
-        common = set(names) if common is None else common & set(names)
-    return sorted(common or ())
-
-
 class Zygote:
     """A warm process that forks notebook kernels (one per pytest process, started lazily).
 
     Parameters
     ----------
     preload : list of str
-        Modules to import before forking (see :func:`common_imports`).  A notebook that does
+        Modules to import before forking (``tools/kernel_preload.py``).  A notebook that does
         not load all of them itself gets a fresh kernel (:meth:`kernel_manager_class`).
     """
 
@@ -208,7 +105,7 @@ class Zygote:
         Parameters
         ----------
         loaded : list of str or None
-            What the notebook's first cell loads (:func:`loaded_modules`).
+            What the notebook's first cell loads (``kernel_preload.loaded_modules``).
         """
         if loaded is None or not set(self.preload) <= set(loaded):
             return None
