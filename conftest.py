@@ -18,6 +18,11 @@ to be identical (nbval skips PNGs and metadata; the byte check would catch them,
 cell).  A cell that raised unexpectedly fails with its traceback; the cells after it fail as
 "not executed" (nbclient stops at the first error, where nbval's kernel went on).
 
+The kernel is forked from a warm process (``tools/warm_kernel.py``) that has imported what
+every lecture notebook imports in its first cell (numpy, matplotlib, opalg ...): about 2 s of
+CPU less per notebook.  A notebook that does not load all of that itself gets a fresh kernel,
+and ``OPALG_FRESH_KERNELS=1`` gives every notebook one.
+
 ``pytest notebooks/NN.ipynb`` still tests one notebook cell by cell; ``-k NN`` with
 ``tests/test_notebooks.py`` adds the byte check, from the same execution.
 
@@ -39,6 +44,7 @@ import copy
 import difflib
 import importlib.util
 import json
+import os
 import re
 import pathlib
 import shutil
@@ -52,6 +58,11 @@ import pytest
 from hypothesis import settings
 
 ROOT = pathlib.Path(__file__).resolve().parent
+
+# One BLAS thread per process (the workers, their notebook kernels and subprocesses inherit
+# it): the suite already runs one worker per core, and OpenBLAS threads would compete with
+# the other worker and spin while they wait.  Set before any worker imports numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Hypothesis: derandomized so that CI and a student's run try the same examples;
 # no deadline (timing belongs in benchmarks/, not in tests).
@@ -76,18 +87,38 @@ def pytest_configure(config):
 # One execution per notebook
 # --------------------------------------------------------------------------------------------
 
+def _tool(name: str):
+    """``tools/<name>.py`` (tools/ is not a package), loaded once by path."""
+    if name not in _TOOLS:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+        _TOOLS[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_TOOLS[name])
+    return _TOOLS[name]
+
+
+_TOOLS: dict = {}
+
+
 def _executor():
-    """``tools/execute_notebooks`` (not a package), loaded once by path."""
-    global _EXECUTOR
-    if _EXECUTOR is None:
-        spec = importlib.util.spec_from_file_location("execute_notebooks",
-                                                      ROOT / "tools" / "execute_notebooks.py")
-        _EXECUTOR = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(_EXECUTOR)
-    return _EXECUTOR
+    """``tools/execute_notebooks``: the project executor."""
+    return _tool("execute_notebooks")
 
 
-_EXECUTOR = None
+def _kernel_manager_class(path: pathlib.Path):
+    """Warm kernels (``tools/warm_kernel.py``): one zygote per pytest process, preloading what
+    every lecture notebook loads in its first cell (``tools/kernel_preload.py``); a notebook
+    that does not load all of it (the panel) gets a fresh kernel.  ``OPALG_FRESH_KERNELS=1``
+    gives every notebook a fresh kernel, as ``make reproduce`` does."""
+    global _ZYGOTE
+    if os.environ.get("OPALG_FRESH_KERNELS"):
+        return None
+    pre = _tool("kernel_preload")
+    if _ZYGOTE is None:
+        _ZYGOTE = _tool("warm_kernel").Zygote(pre.preload(ROOT))
+    return _ZYGOTE.kernel_manager_class(pre.loaded_modules(pre.first_cell(path), ROOT))
+
+
+_ZYGOTE = None
 
 
 @dataclass
@@ -150,7 +181,8 @@ def _execute(path: pathlib.Path, timeout: int) -> NotebookRun:
         try:
             # The executor's own run (tools/execute_notebooks.run), which `execute` writes back.
             ex.run(nb, copy_path.parent, timeout,
-                   on_cell_start=lambda cell, cell_index: seen.append(cell_index))
+                   on_cell_start=lambda cell, cell_index: seen.append(cell_index),
+                   kernel_manager_class=_kernel_manager_class(path))
         except Exception as exc:  # CellExecutionError, CellTimeoutError, DeadKernelError, ...
             seconds = time.perf_counter() - start
             ex.clean(nb)          # nb holds the cells run so far

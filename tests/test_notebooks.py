@@ -181,7 +181,8 @@ def test_executor_is_deterministic(nb_path, notebook_execution):
 
 # --- the shared-execution plugin itself (conftest.py), on planted notebooks -----------------
 
-_PLUGIN_FILES = ("conftest.py", "tools/execute_notebooks.py", "tools/nbval_sanitize.cfg")
+_PLUGIN_FILES = ("conftest.py", "tools/execute_notebooks.py", "tools/warm_kernel.py", "tools/kernel_preload.py",
+                 "tools/nbval_sanitize.cfg")
 
 
 def _planted_project(tmp_path: pathlib.Path) -> pathlib.Path:

@@ -53,15 +53,19 @@ def clean(nb) -> None:
         cell.outputs = coalesce_streams(kept)
 
 
-def run(nb, cwd: pathlib.Path, timeout: int = 600, on_cell_start=None) -> None:
+def run(nb, cwd: pathlib.Path, timeout: int = 600, on_cell_start=None,
+        kernel_manager_class=None) -> None:
     """Execute ``nb`` in place (kernel started in ``cwd``), then :func:`clean` it.
 
     ``on_cell_start(cell, cell_index)`` is nbclient's hook; the test suite uses it to say which
     cell was running when execution stopped.  On an error ``nb`` keeps the cells run so far.
+    ``kernel_manager_class`` replaces nbclient's (the suite's warm kernels,
+    ``tools/warm_kernel.py``); the default starts a fresh kernel, as ``make reproduce`` does.
     """
     # store_widget_state=True during execution: False plus an Output widget raises KeyError.
+    extra = {} if kernel_manager_class is None else {"kernel_manager_class": kernel_manager_class}
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(cwd)}})
+                            resources={"metadata": {"path": str(cwd)}}, **extra)
     if on_cell_start is not None:
         client.on_cell_start = on_cell_start
     client.execute()
