@@ -229,6 +229,29 @@ def draw(out, fig=None, arm: bool = True, ghost=None):
     return fig
 
 
+def _frame_canvas():
+    """An Agg canvas whose ``draw_idle`` does nothing (the class is made on first use).
+
+    The frames' figure is never on a screen: every frame is rendered in full by ``print_png``
+    or ``savefig``.  A matplotlib animation saved to HTML also calls ``draw_idle`` after each
+    frame, which on a plain Agg canvas renders the whole figure once more, into a buffer the
+    next save then overwrites: a third of the drawing time, for no pixel.
+    """
+    global _FrameCanvasClass
+    if _FrameCanvasClass is None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        class FrameCanvas(FigureCanvasAgg):
+            def draw_idle(self, *args, **kwargs):
+                pass
+
+        _FrameCanvasClass = FrameCanvas
+    return _FrameCanvasClass
+
+
+_FrameCanvasClass = None
+
+
 class ArmFrames:
     """PNG frames of :func:`draw_arm` for one run, fast enough for a Play widget.
 
@@ -247,8 +270,6 @@ class ArmFrames:
     """
 
     def __init__(self, result, ghost=None, dpi: int = 110, figsize=(3.6, 3.4)):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
         if dpi < 110:
             raise ValueError(f"ArmFrames: dpi must be at least 110, got {dpi}")
         self.result, self.ghost, self.dpi, self.n = result, ghost, dpi, len(result.t)
@@ -256,9 +277,13 @@ class ArmFrames:
 
         self.fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
         draw_arm(result, -1, ax=self.fig.add_subplot(), ghost=ghost)
-        FigureCanvasAgg(self.fig)
-        self.fig.canvas.draw()  # runs the constrained layout once, for the longest title
-        self.fig.set_layout_engine("none")
+        _frame_canvas()(self.fig)
+        self.fig.draw_without_rendering()  # the constrained layout, once, for the longest title
+        # Frozen for good: no engine at all, rather than the "none" placeholder, with which every
+        # savefig of an animation frame lays the figure out once more before drawing it.
+        self.fig.set_layout_engine(None)
+        if self.fig.get_layout_engine() is not None:   # rcParams ask for one: keep a placeholder
+            self.fig.set_layout_engine("none")
         ax = self.fig.axes[0]
         self._lines = {ln.get_gid(): ln for ln in ax.lines if ln.get_gid()}
         self.ax = ax
