@@ -230,26 +230,44 @@ def draw(out, fig=None, arm: bool = True, ghost=None):
 
 
 def _frame_canvas():
-    """An Agg canvas whose ``draw_idle`` does nothing (the class is made on first use).
+    """The Agg canvas class of the panel's off-screen figures (made on first use).
 
-    The frames' figure is never on a screen: every frame is rendered in full by ``print_png``
-    or ``savefig``.  A matplotlib animation saved to HTML also calls ``draw_idle`` after each
-    frame, which on a plain Agg canvas renders the whole figure once more, into a buffer the
-    next save then overwrites: a third of the drawing time, for no pixel.
+    Two differences from ``FigureCanvasAgg``, neither of which changes a pixel:
+
+    * ``draw_idle`` does nothing.  These figures are never on a screen: every picture is
+      rendered in full by ``print_png`` or ``savefig``.  A matplotlib animation saved to HTML
+      calls ``draw_idle`` after each frame, which on a plain Agg canvas renders the whole figure
+      once more, into a buffer the next save overwrites: a third of the drawing time.
+    * the renderer is shared by every such canvas of the same pixel size and dpi.  A draw
+      clears it and paints everything, and the PNG is written from it right after; sharing
+      keeps its caches (the laid-out text, the parsed mathtext) warm from one figure of the
+      panel to the next, where a new renderer would lay out and parse all of it again.
     """
     global _FrameCanvasClass
     if _FrameCanvasClass is None:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 
         class FrameCanvas(FigureCanvasAgg):
             def draw_idle(self, *args, **kwargs):
                 pass
+
+            def get_renderer(self):
+                w, h = self.get_width_height(physical=True)
+                key = w, h, self.figure.dpi
+                r = _RENDERERS.get(key)
+                if r is None:
+                    if len(_RENDERERS) >= 8:  # a few sizes are in use; keep memory bounded
+                        _RENDERERS.clear()
+                    r = _RENDERERS[key] = RendererAgg(w, h, self.figure.dpi)
+                self.renderer, self._lastKey = r, key
+                return r
 
         _FrameCanvasClass = FrameCanvas
     return _FrameCanvasClass
 
 
 _FrameCanvasClass = None
+_RENDERERS: dict = {}   # (width px, height px, dpi) -> the RendererAgg those canvases share
 
 
 class ArmFrames:
