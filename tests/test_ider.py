@@ -169,6 +169,30 @@ def test_tip_bias_is_minus_Bdot_y():
     assert np.allclose(ider.tip_bias(q, [w, 0.0, 0.0]), w**2 * tip_hand(q), rtol=0, atol=1e-14)
 
 
+def test_rhs_shortcuts_are_bit_for_bit_the_public_functions():
+    """The right-hand side's shortcuts change no bit: B and h formed together equal tip_jacobian
+    and tip_bias; ℳ of many states formed in one batched pass (ArmState.prefetch, used at a run's
+    samples) equals ℳ of each state alone, whatever the batch size."""
+    from opalg.ider._state import ArmState
+    from opalg.ider.geometry import _tip_terms
+
+    qs, ys = random_states(50, seed=11)
+    for q, y in zip(qs * 3.0, ys * 4.0):
+        B, h = _tip_terms(q, y)
+        assert B.tobytes() == ider.tip_jacobian(q).tobytes() and h.tobytes() == ider.tip_bias(q, y).tobytes()
+    for model in (ider.arm(), ider.arm("com", 9.81)):
+        for b in (1, 3, 101, 300):
+            Q = np.random.default_rng(b).normal(scale=2.0, size=(b, 3))
+            single = [ArmState(model).mass(q).copy() for q in Q]
+            s = ArmState(model)
+            s.prefetch(Q.T.T)   # any layout
+            for q, M in zip(Q, single):
+                assert s.mass(q.copy()).tobytes() == M.tobytes()
+    s = ArmState(ider.arm())
+    s.prefetch(np.array([[0.1, np.nan, 0.0], [0.2, 0.3, 0.4]]))   # a non-finite row is left out
+    assert len(s._batch) == 1
+
+
 def test_initial_speeds():
     """y2 = 0 exactly, B(θ0) y0 = (v_A, 0), and y0 rounds to the printed (0.386, 0, −0.9618)."""
     y0 = ider.initial_speeds()

@@ -39,6 +39,7 @@ from ..errors import StateError
 from ._inputs import _real, _settings
 from ._state import ArmState
 # The arm's parameters and kinematics (opalg.ider.geometry) are public names of opalg.ider too.
+from .geometry import _tip_terms
 from .geometry import (  # noqa: F401
     INERTIAS, LENGTHS, MASSES, THETA0, TIP0, V_A, arm, initial_speeds, joint_points, path, reach_measure, tip,
     tip_bias, tip_jacobian)
@@ -123,7 +124,7 @@ def _dynamics(arm_state, Zc, formulation, stab, t, q, y, check=True):
     ``arm_state``: the :class:`~opalg.ider._state.ArmState` of the run's model.
     """
     model = arm_state.model
-    B, h = tip_jacobian(q), tip_bias(q, y)
+    B, h = _tip_terms(q, y) if q.dtype == y.dtype == np.float64 else (tip_jacobian(q), tip_bias(q, y))
     if stab is not None:  # Baumgarte: drive Φ̈ + 2α Φ̇ + β² Φ = 0
         alpha, beta = stab
         h = h - 2 * alpha * (B @ y - np.array([V_A, 0.0])) - beta**2 * (tip(q) - path(t))
@@ -235,6 +236,8 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         ev.terminal, ev.direction = True, -1
     ivp = solve_ivp(rhs, (0.0, t_end), x0, method="DOP853", t_eval=te, events=events, rtol=rtol, atol=atol)
     rows = []
+    if formulation != "passes":
+        state.prefetch(ivp.y[:3].T)  # ℳ of all the samples in one batched pass
     for t, x in zip(ivp.t, ivp.y.T):
         sol, Mq, Qv, B, Z = _dynamics(state, Zc, formulation, gains, t, x[:3], x[3:], check=False)
         tau, kap = (Z.T @ sol.v, kappa(x[:3])) if Mq is None else (Mq @ sol.ydot + Qv, conditioning(Mq, B, Z))

@@ -39,13 +39,35 @@ class ArmState:
         self.direct = crba_world.plan(model).numeric and model.nq == model.ndof
         self._zeros = np.zeros(model.ndof)
         self._key, self._M = None, None
+        self._batch = {}   # ℳ of states formed together by prefetch, by the bytes of q
+
+    def prefetch(self, Q: np.ndarray) -> None:
+        """Form ℳ of every row of Q (b, N) in one batched pass, for :meth:`mass` to return.
+
+        The samples of a run are known together once the integration ends; the common-frame
+        route evaluates all of them at once, and its result for each row is bit for bit that
+        of the row alone (it runs the same elementwise operations and small products per state;
+        tests/test_ider.py checks it).  Rows that are not finite, or whose ℳ is not, are left to
+        :meth:`mass`, which takes its usual route for them.
+        """
+        Q = np.ascontiguousarray(Q)
+        if not self.direct or Q.dtype != np.float64 or Q.ndim != 2 or not len(Q):
+            return
+        ok = np.isfinite(Q).all(axis=1)
+        with np.errstate(all="ignore"):
+            Ms = crba_world.mass_matrix(self.model, Q[ok])
+        good = np.isfinite(Ms).all(axis=(1, 2))
+        self._batch = {q.tobytes(): M for q, M, g in zip(Q[ok], Ms, good) if g}
 
     def mass(self, q: np.ndarray) -> np.ndarray:
         """ℳ(q) (do not modify: the array is reused for the same q)."""
         key = q.tobytes()
         if key == self._key:
             return self._M
-        M = None
+        M = self._batch.get(key)
+        if M is not None:
+            self._key, self._M = key, M
+            return M
         if self.direct and q.dtype == np.float64 and np.isfinite(q).all():
             with np.errstate(all="ignore"):   # as dynamics.crba: overflow is checked, not warned
                 M = crba_world.mass_matrix(self.model, q.reshape(1, -1))[0]

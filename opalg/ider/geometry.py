@@ -66,6 +66,23 @@ def tip_bias(q, y) -> np.ndarray:
     return np.array([(L * np.cos(phi) * w**2).sum(), (L * np.sin(phi) * w**2).sum()])
 
 
+_L = np.asarray(LENGTHS)
+
+
+def _tip_terms(q: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(B(q), h(q, y)) of one float64 state, as :func:`tip_jacobian` and :func:`tip_bias`.
+
+    The integrator's right-hand side needs both at every call: here the absolute angles and
+    their sines and cosines are formed once, by the same operations, so both arrays are bit
+    for bit those of the two public functions (tests/test_ider.py checks it).
+    """
+    phi = np.cumsum(q)
+    ls, lc = _L * np.sin(phi), _L * np.cos(phi)
+    w2 = np.cumsum(y) ** 2
+    B = np.stack([-np.cumsum(ls[::-1])[::-1], np.cumsum(lc[::-1])[::-1]])
+    return B, np.array([(lc * w2).sum(), (ls * w2).sum()])
+
+
 TIP0 = tip(THETA0)
 
 

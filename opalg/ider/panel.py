@@ -23,6 +23,7 @@ from . import PRESETS, _real, simulate
 from ..constrained import InfeasibleDirections
 from ..errors import StateError
 from .panel_plots import ArmFrames, draw, draw_arm  # noqa: F401  (the panel's pictures, re-exported)
+from .panel_plots import _frame_canvas
 
 CUSTOM = "custom A"
 CHOICES = list(PRESETS) + [CUSTOM]
@@ -303,6 +304,7 @@ class IderPanel:
         # A Figure outside pyplot: nothing for the inline backend to show twice, nothing to leak.
         # Fixed margins instead of the constrained layout, which draws the figure ~3 times over.
         fig = Figure(figsize=PANEL_FIGSIZE)
+        _frame_canvas()(fig)   # off-screen Agg, its renderer (and text caches) shared across updates
         fig.subplots_adjust(**PANEL_MARGINS)
         fig = draw(out, fig=fig, arm=False)
         for css in [c for c in self.plot._dom_classes if c.startswith("w-axes-")]:
@@ -323,6 +325,7 @@ class IderPanel:
             from matplotlib.figure import Figure
 
             fig = Figure(figsize=ARM_FIGSIZE)
+            _frame_canvas()(fig)
             draw_arm(r, ax=fig.add_subplot())
             self._frames = None
             self.arm.value = _png(fig)

@@ -229,6 +229,47 @@ def draw(out, fig=None, arm: bool = True, ghost=None):
     return fig
 
 
+def _frame_canvas():
+    """The Agg canvas class of the panel's off-screen figures (made on first use).
+
+    Two differences from ``FigureCanvasAgg``, neither of which changes a pixel:
+
+    * ``draw_idle`` does nothing.  These figures are never on a screen: every picture is
+      rendered in full by ``print_png`` or ``savefig``.  A matplotlib animation saved to HTML
+      calls ``draw_idle`` after each frame, which on a plain Agg canvas renders the whole figure
+      once more, into a buffer the next save overwrites: a third of the drawing time.
+    * the renderer is shared by every such canvas of the same pixel size and dpi.  A draw
+      clears it and paints everything, and the PNG is written from it right after; sharing
+      keeps its caches (the laid-out text, the parsed mathtext) warm from one figure of the
+      panel to the next, where a new renderer would lay out and parse all of it again.
+    """
+    global _FrameCanvasClass
+    if _FrameCanvasClass is None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+
+        class FrameCanvas(FigureCanvasAgg):
+            def draw_idle(self, *args, **kwargs):
+                pass
+
+            def get_renderer(self):
+                w, h = self.get_width_height(physical=True)
+                key = w, h, self.figure.dpi
+                r = _RENDERERS.get(key)
+                if r is None:
+                    if len(_RENDERERS) >= 8:  # a few sizes are in use; keep memory bounded
+                        _RENDERERS.clear()
+                    r = _RENDERERS[key] = RendererAgg(w, h, self.figure.dpi)
+                self.renderer, self._lastKey = r, key
+                return r
+
+        _FrameCanvasClass = FrameCanvas
+    return _FrameCanvasClass
+
+
+_FrameCanvasClass = None
+_RENDERERS: dict = {}   # (width px, height px, dpi) -> the RendererAgg those canvases share
+
+
 class ArmFrames:
     """PNG frames of :func:`draw_arm` for one run, fast enough for a Play widget.
 
@@ -247,8 +288,6 @@ class ArmFrames:
     """
 
     def __init__(self, result, ghost=None, dpi: int = 110, figsize=(3.6, 3.4)):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
         if dpi < 110:
             raise ValueError(f"ArmFrames: dpi must be at least 110, got {dpi}")
         self.result, self.ghost, self.dpi, self.n = result, ghost, dpi, len(result.t)
@@ -256,9 +295,13 @@ class ArmFrames:
 
         self.fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
         draw_arm(result, -1, ax=self.fig.add_subplot(), ghost=ghost)
-        FigureCanvasAgg(self.fig)
-        self.fig.canvas.draw()  # runs the constrained layout once, for the longest title
-        self.fig.set_layout_engine("none")
+        _frame_canvas()(self.fig)
+        self.fig.draw_without_rendering()  # the constrained layout, once, for the longest title
+        # Frozen for good: no engine at all, rather than the "none" placeholder, with which every
+        # savefig of an animation frame lays the figure out once more before drawing it.
+        self.fig.set_layout_engine(None)
+        if self.fig.get_layout_engine() is not None:   # rcParams ask for one: keep a placeholder
+            self.fig.set_layout_engine("none")
         ax = self.fig.axes[0]
         self._lines = {ln.get_gid(): ln for ln in ax.lines if ln.get_gid()}
         self.ax = ax
