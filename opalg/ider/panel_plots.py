@@ -232,25 +232,18 @@ def draw(out, fig=None, arm: bool = True, ghost=None):
 def _frame_canvas():
     """The Agg canvas class of the panel's off-screen figures (made on first use).
 
-    Two differences from ``FigureCanvasAgg``, neither of which changes a pixel:
-
-    * ``draw_idle`` does nothing.  These figures are never on a screen: every picture is
-      rendered in full by ``print_png`` or ``savefig``.  A matplotlib animation saved to HTML
-      calls ``draw_idle`` after each frame, which on a plain Agg canvas renders the whole figure
-      once more, into a buffer the next save overwrites: a third of the drawing time.
-    * the renderer is shared by every such canvas of the same pixel size and dpi.  A draw
-      clears it and paints everything, and the PNG is written from it right after; sharing
-      keeps its caches (the laid-out text, the parsed mathtext) warm from one figure of the
-      panel to the next, where a new renderer would lay out and parse all of it again.
+    One difference from ``FigureCanvasAgg``, which changes no pixel: the renderer is shared
+    by every such canvas of the same pixel size and dpi.  A draw clears it and paints
+    everything, and the PNG is written from it right after; sharing keeps its caches (the
+    laid-out text, the parsed mathtext) warm from one figure of the panel to the next, where a
+    new renderer would lay out and parse all of it again.  (The redundant render matplotlib asks
+    for after each animation frame is skipped by :func:`opalg.display.animation_html`.)
     """
     global _FrameCanvasClass
     if _FrameCanvasClass is None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 
         class FrameCanvas(FigureCanvasAgg):
-            def draw_idle(self, *args, **kwargs):
-                pass
-
             def get_renderer(self):
                 w, h = self.get_width_height(physical=True)
                 key = w, h, self.figure.dpi
