@@ -18,7 +18,7 @@ from opalg.symbolic import RootMotion, deployable_example, t
 from opalg.symbolic import fastcse as fc
 from opalg.symbolic import fastdiff as fd
 
-from test_symbolic_fastdiff import _tree
+from test_symbolic_fastdiff import _same, _tree   # _same: srepr equality, the same tree first
 
 pytestmark = pytest.mark.skipif(not fd._SAME_SYMPY, reason=(
     f"fastcse repeats sympy {fd.SYMPY_VERSION}'s internals; under sympy {sp.__version__} it is "
@@ -47,10 +47,6 @@ def own_path(monkeypatch):
     monkeypatch.setattr(fc, "_fast_mul", counted(fast_mul))
     monkeypatch.setattr(fc, "_fast_add", counted(fast_add))
     return calls, own
-
-
-def _same(a, b) -> bool:
-    return sp.srepr(a) == sp.srepr(b)
 
 
 def _check(system, calls, own):
