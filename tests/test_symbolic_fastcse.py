@@ -99,3 +99,24 @@ def test_fast_builders_are_mul_and_add():
         assert fc._fast_mul([sp.sympify(e) for e in args]) is None, args
     for args in [(x, 2 * x), (x, y + a), (sp.Float(0.0), x), (x, sp.exp(x))]:
         assert fc._fast_add([sp.sympify(e) for e in args]) is None, args
+
+
+def _uneval(v):
+    """An opt_cse substitution value, comparable: sympy's Unevaluated has no equality."""
+    from sympy.simplify.cse_main import Unevaluated
+    if isinstance(v, Unevaluated):
+        return ("Unevaluated", v.func.__name__, tuple(map(_uneval, v.args)))
+    return v
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_opt_cse_is_sympys(seed):
+    """fastopt.opt_cse: sympy's substitutions, the same keys in the same order and the same
+    values node for node, on ℳ and the Kane bias together (as TreeSystem.cse passes them)."""
+    from sympy.simplify.cse_main import opt_cse
+    from opalg.symbolic import fastopt
+    s = _tree(seed)
+    work = [sp.Tuple(*s.mass_matrix().flat()), sp.Tuple(*s.bias().flat())]
+    got, want = fastopt.opt_cse(work), opt_cse(work, "canonical")
+    assert _same(list(got), list(want))
+    assert _same(list(map(_uneval, got.values())), list(map(_uneval, want.values())))
