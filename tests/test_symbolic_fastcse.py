@@ -109,7 +109,7 @@ def _uneval(v):
     return v
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [2])     # the full cse of seeds 1, 2 is checked above as well
 def test_opt_cse_is_sympys(seed):
     """fastopt.opt_cse: sympy's substitutions, the same keys in the same order and the same
     values node for node, on ℳ and the Kane bias together (as TreeSystem.cse passes them)."""
