@@ -19,7 +19,8 @@ and sums of plain factors (symbols, sin, cos, sums and their integer powers, dis
 built directly as ``flatten`` would leave them (:func:`_fast_mul`, :func:`_fast_add`; any other
 case is sympy's constructor).  The keys are pure functions of the (immutable) node, so the
 order, the numbering and every expression returned are sympy's own (srepr-equal;
-``tests/test_symbolic_fastcse.py`` checks it).  ``opt_cse`` is sympy's, called unchanged.  Only the default call is repeated (no symbols, optimizations,
+``tests/test_symbolic_fastcse.py`` checks it).  ``opt_cse`` is sympy's, less two avoidable
+costs (:mod:`opalg.symbolic.fastopt`).  Only the default call is repeated (no symbols, optimizations,
 postprocess or ignore; ``order="canonical"``); anything else, or another sympy release, is
 sympy's own ``cse``.
 """
@@ -321,8 +322,9 @@ def cse(exprs, list=True):     # noqa: A002 (sympy's keyword; builtins.list belo
     >>> cse(e) == sp.cse(e), cse(sp.Matrix(e), list=False) == sp.cse(sp.Matrix(e), list=False)
     (True, True)
     """
-    from sympy.simplify.cse_main import opt_cse
     from sympy.utilities.iterables import numbered_symbols
+
+    from .fastopt import opt_cse
 
     container = isinstance(exprs, (builtins.list, tuple))
     seq = builtins.list(exprs) if container else [exprs]
@@ -334,7 +336,7 @@ def cse(exprs, list=True):     # noqa: A002 (sympy's keyword; builtins.list belo
         return sp.cse(exprs, list=list)
     # sympy's cse: a dense matrix is cse'd as the Tuple of its entries
     work = [sp.Tuple(*e.flat()) if isinstance(e, dense) else e for e in seq]
-    opt_subs = opt_cse(work, "canonical")
+    opt_subs = opt_cse(work)                   # sympy's opt_cse(work, "canonical")
     replacements, reduced = _tree_cse(work, numbered_symbols(cls=sp.Symbol), opt_subs)
     for i, e in enumerate(seq):
         if isinstance(e, dense):
