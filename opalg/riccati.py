@@ -127,6 +127,14 @@ class Articulated:
             out = cache[k] = (cols, [bk.mT(c) for c in cols])
         return out
 
+    def _U_star(self, k: int) -> list:
+        """The transposes U_i* of body k's factors, kept (the outward pass of every solve)."""
+        cache = self.__dict__.setdefault("_Ut", {})
+        out = cache.get(k)
+        if out is None:
+            out = cache[k] = [bk.mT(u) for u in self.U[k]]
+        return out
+
     def pivot_inward(self, k: int, T_k: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, list]:
         r"""Eliminate the axes of body k from the inward pass (E11).
 
@@ -148,9 +156,9 @@ class Articulated:
         Starting from α^{(0)} = α⁺(k) (..., 6, r); returns θ̈(k) (..., n_k, r) and
         α^{(n_k)} = α⁺(k) + H*(k)θ̈(k).  Mathematically θ̈(k) = D⁻¹ε − G*α⁺.
         """
-        S, out = self.columns(k), []
+        S, Ut, out = self.columns(k), self._U_star(k), []
         for i in range(len(eps)):
-            qi = bk.div(eps[i] - bk.mm(bk.mT(self.U[k][i]), alpha), self.d[k][i])
+            qi = bk.div(eps[i] - bk.mm(Ut[i], alpha), self.d[k][i])
             alpha = alpha + bk.mm(S[i], qi)
             out.append(qi)
         if not out:   # a body with no eliminated axis (hybrid): nothing to solve for
