@@ -155,3 +155,24 @@ def test_stack_one_state_matches_broadcast():
         batch = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
         ref = np.concatenate([np.broadcast_to(p, batch + p.shape[-1:]) for p in parts], -1)
         assert same(velocities.stack(parts), ref)
+
+
+def test_revolute_transform_one_state_matches_generic(monkeypatch):
+    from opalg import axes, spatial
+    kind = axes.AXIS_KINDS["R"]
+    rng = np.random.default_rng(9)
+    taken = []
+    real = axes.motion_transform
+    monkeypatch.setattr(axes, "motion_transform", lambda *a: taken.append(1) or real(*a))
+    with np.errstate(all="ignore"):
+        for _ in range(200):
+            s = rng.normal(size=3)
+            s /= np.linalg.norm(s)
+            s = np.where(rng.random(3) < 0.3, rng.choice([0.0, -0.0], 3), s)   # signed zeros
+            for q in (np.array(rng.normal() * 10), np.array(rng.choice(SPECIALS))):
+                ref = spatial.motion_transform(bk.mT(spatial.rotation_about(s, q)), np.zeros(3))
+                assert same(kind.transform(s, None, q), ref)
+    assert not taken                                   # one float state: the written-out path
+    q = rng.normal(size=4)                             # a batch: motion_transform as before
+    ref = spatial.motion_transform(bk.mT(spatial.rotation_about(s, q)), np.zeros((4, 3)))
+    assert same(kind.transform(s, None, q), ref) and taken
