@@ -89,6 +89,10 @@ class Articulated:
     passive: np.ndarray | None
     axes: list
 
+    def __post_init__(self):
+        # Per body, the pivot columns S_i, S_i* and the U_i* (see _columns, _U_star).
+        self._cols, self._Ut = {}, {}
+
     @cached_property
     def S(self) -> list:
         """Per body, the (..., 6, n_pk) columns of the eliminated axes (H_p*(k); all of H* without ``passive``)."""
@@ -119,20 +123,18 @@ class Articulated:
     def _columns(self, k: int) -> tuple[list, list]:
         """(columns S_i, their transposes S_i*) of body k, kept: the pivot passes ask for them
         on every solve (forward dynamics, each block of D⁻¹ and G)."""
-        cache = self.__dict__.setdefault("_cols", {})
-        out = cache.get(k)
+        out = self._cols.get(k)
         if out is None:
             S = self.kin.S[k]
             cols = [S[..., :, i:i + 1] for i in self.axes[k]]
-            out = cache[k] = (cols, [bk.mT(c) for c in cols])
+            out = self._cols[k] = (cols, [bk.mT(c) for c in cols])
         return out
 
     def _U_star(self, k: int) -> list:
         """The transposes U_i* of body k's factors, kept (the outward pass of every solve)."""
-        cache = self.__dict__.setdefault("_Ut", {})
-        out = cache.get(k)
+        out = self._Ut.get(k)
         if out is None:
-            out = cache[k] = [bk.mT(u) for u in self.U[k]]
+            out = self._Ut[k] = [bk.mT(u) for u in self.U[k]]
         return out
 
     def pivot_inward(self, k: int, T_k: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, list]:
