@@ -134,6 +134,12 @@ def first_nonfinite(a: np.ndarray):
     return None
 
 
+#: np.einsum's kernel: np.einsum(..., optimize=False) forwards to it unchanged.
+try:
+    from numpy._core.multiarray import c_einsum as _c_einsum
+except ImportError:   # numpy < 2: the public function (the same kernel, a little slower)
+    _c_einsum = np.einsum
+
 #: The dtypes of the fast paths below, compared by identity (``a.dtype is _F64``): an equal
 #: but distinct dtype object (a non-native byte order, say) just takes the generic path.
 _F64, _C128 = np.dtype(np.float64), np.dtype(np.complex128)
@@ -274,6 +280,15 @@ def mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """
     if opcount._ACTIVE:
         opcount.tally(A.shape[-2] * A.shape[-1] * B.shape[-1], "mm")
+    if A.dtype is _F64 and B.dtype is _F64 and A.ndim == 2 and B.ndim == 2:
+        # One state (the common single-trajectory case): the branches below without their
+        # re-tests, and einsum's own kernel called directly (np.einsum without ``optimize``
+        # is exactly this call, so the bytes are the same).
+        if A.shape[1] == 1:
+            return A * B
+        if B.shape[1] == 1:
+            return _c_einsum("...ij,...j->...i", A, B[:, 0])[:, None]
+        return A @ B
     if A.dtype.kind == "f" and B.dtype.kind == "f":
         if B.ndim == 2 and A.ndim > 2:
             return _right_const(A, B)
@@ -291,7 +306,7 @@ def mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     if opcount._ACTIVE:
         opcount.tally(A.shape[-2] * A.shape[-1], "mv")
     if A.dtype.kind == "f" and x.dtype.kind == "f":
-        if A.ndim == 2:  # constant matrix, batch of vectors: one gemm
+        if A.ndim == 2:  # constant matrix, batch of vectors: one gemm (one gemv for one state)
             return x @ A.T
         if x.ndim == 1:  # batch of matrices, constant vector: one gemv
             return (A.reshape(-1, A.shape[-1]) @ x).reshape(A.shape[:-1])

@@ -39,6 +39,7 @@ is judged exactly like a 1 m / 1 kg one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -88,6 +89,10 @@ class Articulated:
     passive: np.ndarray | None
     axes: list
 
+    def __post_init__(self):
+        # Per body, the pivot columns S_i, S_i* and the U_i* (see _columns, _U_star).
+        self._cols, self._Ut = {}, {}
+
     @cached_property
     def S(self) -> list:
         """Per body, the (..., 6, n_pk) columns of the eliminated axes (H_p*(k); all of H* without ``passive``)."""
@@ -112,9 +117,25 @@ class Articulated:
         return columns_of(self.kin.S, split_axes(sizes, self.passive)[1])
 
     def columns(self, k: int) -> list:
-        """The eliminated axes S_i of body k as (..., 6, 1) columns."""
-        S = self.kin.S[k]
-        return [S[..., :, i:i + 1] for i in self.axes[k]]
+        """The eliminated axes S_i of body k as (..., 6, 1) columns (views, made once per body)."""
+        return self._columns(k)[0]
+
+    def _columns(self, k: int) -> tuple[list, list]:
+        """(columns S_i, their transposes S_i*) of body k, kept: the pivot passes ask for them
+        on every solve (forward dynamics, each block of D⁻¹ and G)."""
+        out = self._cols.get(k)
+        if out is None:
+            S = self.kin.S[k]
+            cols = [S[..., :, i:i + 1] for i in self.axes[k]]
+            out = self._cols[k] = (cols, [bk.mT(c) for c in cols])
+        return out
+
+    def _U_star(self, k: int) -> list:
+        """The transposes U_i* of body k's factors, kept (the outward pass of every solve)."""
+        out = self._Ut.get(k)
+        if out is None:
+            out = self._Ut[k] = [bk.mT(u) for u in self.U[k]]
+        return out
 
     def pivot_inward(self, k: int, T_k: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, list]:
         r"""Eliminate the axes of body k from the inward pass (E11).
@@ -125,9 +146,9 @@ class Articulated:
         ones in hybrid dynamics) and ``z`` is (..., 6, r).  Mathematically
         z⁺ = z + G(k)(T(k) − H(k)z).
         """
-        S, eps = self.columns(k), [None] * len(self.U[k])
+        St, eps = self._columns(k)[1], [None] * len(self.U[k])
         for i in reversed(range(len(eps))):
-            eps[i] = T_k[..., i:i + 1, :] - bk.mm(bk.mT(S[i]), z)
+            eps[i] = T_k[..., i:i + 1, :] - bk.mm(St[i], z)
             z = z + bk.mm(self.U[k][i], bk.div(eps[i], self.d[k][i]))
         return z, eps
 
@@ -137,9 +158,9 @@ class Articulated:
         Starting from α^{(0)} = α⁺(k) (..., 6, r); returns θ̈(k) (..., n_k, r) and
         α^{(n_k)} = α⁺(k) + H*(k)θ̈(k).  Mathematically θ̈(k) = D⁻¹ε − G*α⁺.
         """
-        S, out = self.columns(k), []
+        S, Ut, out = self.columns(k), self._U_star(k), []
         for i in range(len(eps)):
-            qi = bk.div(eps[i] - bk.mm(bk.mT(self.U[k][i]), alpha), self.d[k][i])
+            qi = bk.div(eps[i] - bk.mm(Ut[i], alpha), self.d[k][i])
             alpha = alpha + bk.mm(S[i], qi)
             out.append(qi)
         if not out:   # a body with no eliminated axis (hybrid): nothing to solve for
@@ -284,13 +305,20 @@ def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None
         S, Pk = kin.S[k], P[k]
         Uk, dk = [], []
         check = Pk.dtype.kind == "f" and S.dtype.kind == "f"
-        scale = _mass_scale(Pk) if check else None
+        # One float64 state: the scale as Python floats, for the mass test of _axis_ok.
+        single = check and Pk.ndim == 2 and S.ndim == 2 and Pk.dtype is bk._F64 and S.dtype is bk._F64
+        scale = (_mass_scale_single(Pk) if single else _mass_scale(Pk)) if check else None
         for i in reversed(axes[k]):
             s = S[..., :, i:i + 1]
             u = bk.mm(Pk, s)
             di = bk.mm(bk.mT(s), u)
             if check:
-                _check_axis(model, k, i, s, di, P[k], scale, kin, q, i == axes[k][-1])
+                first = i == axes[k][-1]
+                if not (single and first and _axis_ok(s, di, scale)):
+                    # The full tests (and their errors): a batch, a later axis of a
+                    # multi-axis joint, or an axis that fails the one-state test.
+                    _check_axis(model, k, i, s, di, P[k], _mass_scale(P[k]) if single else scale,
+                                kin, q, first)
             # Outer product U Uᵀ (exactly symmetric) then the division: a symmetric downdate.
             # (A broadcast product, not bk.mm, so that complex and object entries keep the
             # exact symmetry too; counted here as the (6×1)(1×6) product it is.)
@@ -322,6 +350,29 @@ def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(tr P_ωω / 3, tr P_vv / 3): the unit-consistent sizes of P's two diagonal blocks."""
     return (np.trace(P[..., :3, :3], axis1=-2, axis2=-1) / 3,
             np.trace(P[..., 3:, 3:], axis1=-2, axis2=-1) / 3)
+
+
+def _mass_scale_single(P: np.ndarray) -> tuple[float, float]:
+    """:func:`_mass_scale` of one (6, 6) float64 P in Python floats: the same sums in the same
+    order (numpy adds three terms left to right), so the same values."""
+    g = P.diagonal().tolist()
+    return (g[0] + g[1] + g[2]) / 3, (g[3] + g[4] + g[5]) / 3
+
+
+def _axis_ok(s: np.ndarray, d_i: np.ndarray, scale: tuple[float, float]) -> bool:
+    """The mass test of :func:`_check_axis` for the first axis of one float64 state (d_i is
+    D_ii), in Python floats with numpy's order of operations: True when it passes.  A False
+    (or anything unusual) sends the axis through :func:`_check_axis`, which decides and words
+    the error exactly as before."""
+    w0, w1, w2, v0, v1, v2 = s[:, 0].tolist()
+    D_ii = d_i.item()
+    ref = (w0 * w0 + w1 * w1 + w2 * w2) * scale[0] + (v0 * v0 + v1 * v1 + v2 * v2) * scale[1]
+    # ~(D_ii > tol·ref) & finite is False: it passes, or a value is not finite (an overflow,
+    # left to the overflow guard).
+    return D_ii > _TOL * ref or not (math.isfinite(D_ii) and math.isfinite(ref))
+
+
+_TOL = float(PIVOT_TOL)
 
 
 def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: bool) -> None:

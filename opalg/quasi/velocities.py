@@ -63,6 +63,8 @@ def qd_pass(model: Model, kin: Kinematics, art: Articulated, nu) -> tuple[list, 
 
 def stack(parts: list) -> np.ndarray:
     """Per-body (..., n_k) blocks in label order as one (..., N) array."""
+    if all(type(p) is np.ndarray and p.ndim == 1 for p in parts):   # one state: nothing to broadcast
+        return np.concatenate(parts, -1)
     batch = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
     return np.concatenate([np.broadcast_to(p, batch + p.shape[-1:]) for p in parts], -1)
 
