@@ -59,11 +59,6 @@ from hypothesis import settings
 
 ROOT = pathlib.Path(__file__).resolve().parent
 
-# One BLAS thread per process (the workers, their notebook kernels and subprocesses inherit
-# it): the suite already runs one worker per core, and OpenBLAS threads would compete with
-# the other worker and spin while they wait.  Set before any worker imports numpy.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 # Hypothesis: derandomized so that CI and a student's run try the same examples;
 # no deadline (timing belongs in benchmarks/, not in tests).
 settings.register_profile("opalg", derandomize=True, deadline=None, max_examples=25,
