@@ -23,6 +23,9 @@ order, the numbering and every expression returned are sympy's own (srepr-equal;
 costs (:mod:`opalg.symbolic.fastopt`).  Only the default call is repeated (no symbols, optimizations,
 postprocess or ignore; ``order="canonical"``); anything else, or another sympy release, is
 sympy's own ``cse``.
+
+Adapted from SymPy 1.14's code (© 2006–2023 SymPy Development Team, BSD license): its
+notice is in ``opalg/symbolic/SYMPY_LICENSE.txt``.
 """
 
 from __future__ import annotations

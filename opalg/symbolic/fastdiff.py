@@ -19,6 +19,9 @@ for that node* (the code of ``Add._eval_derivative``, ``Mul._eval_derivative_n_t
 children's derivatives; a subtree free of ``x`` gives ``S.Zero``, as sympy's quick exit does.
 Derivatives of shared subtrees are memoized per variable, so each distinct node is visited once.
 Any other node type (Derivative, Subs, Piecewise, ...) goes to sympy's ``diff`` unchanged.
+
+Adapted from SymPy 1.14's code (© 2006–2023 SymPy Development Team, BSD license): its
+notice is in ``opalg/symbolic/SYMPY_LICENSE.txt``.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ coefficient).  Sums and every other node keep sympy's own
 substitutions returned are sympy's: equal keys, equal values node for node.
 
 Only for what :func:`opalg.symbolic.fastcse.cse` passes (no matrix expressions, sympy 1.14).
+
+Adapted from SymPy 1.14's code (© 2006–2023 SymPy Development Team, BSD license): its
+notice is in ``opalg/symbolic/SYMPY_LICENSE.txt``.
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ outside the plain ones (non-commutative factors, infinities, a coefficient that 
 finite Float or a Rational, ...) asks sympy's own function.  ``tests/test_symbolic_printer.py``
 checks the printed source byte for byte.  Under another sympy release :func:`printer` returns
 ``None`` (lambdify's own printer).
+
+Adapted from SymPy 1.14's code (© 2006–2023 SymPy Development Team, BSD license): its
+notice is in ``opalg/symbolic/SYMPY_LICENSE.txt``.
 """
 
 from __future__ import annotations
