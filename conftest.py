@@ -50,6 +50,7 @@ import pathlib
 import shutil
 import tempfile
 import time
+import warnings
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 
@@ -109,7 +110,13 @@ def _kernel_manager_class(path: pathlib.Path):
         return None
     pre = _tool("kernel_preload")
     if _ZYGOTE is None:
-        _ZYGOTE = _tool("warm_kernel").Zygote(pre.preload(ROOT))
+        try:
+            _ZYGOTE = _tool("warm_kernel").Zygote(pre.preload(ROOT))
+        except (OSError, RuntimeError) as exc:   # e.g. no Unix sockets here: say so, run fresh
+            warnings.warn(f"warm notebook kernels unavailable, starting fresh ones: {exc}")
+            _ZYGOTE = False
+    if _ZYGOTE is False:
+        return None
     return _ZYGOTE.kernel_manager_class(pre.loaded_modules(pre.first_cell(path), ROOT))
 
 
