@@ -189,12 +189,7 @@ def cos(x):
 
 def zeros(shape, *likes) -> np.ndarray:
     """Zeros with the common dtype of ``likes`` (object zeros are sympy's 0)."""
-    for a in likes:   # all float64 arrays (the numeric hot path): no dtype resolution
-        if type(a) is not np.ndarray or a.dtype is not _F64:
-            break
-    else:
-        return np.zeros(shape)
-    dtype = common_dtype(*likes)
+    dtype = common_dtype(*likes) if likes else float
     if dtype == object:
         z = np.empty(shape, dtype=object)
         z.fill(_sympy().Integer(0))

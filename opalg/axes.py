@@ -76,11 +76,6 @@ def _rotation_parts(s, R_T):
     return E_T + S2 @ E_T, -(S @ E_T), -(S2 @ E_T)
 
 
-#: skew(0) of one float offset, as motion_transform forms it for a revolute axis (read-only).
-_SKEW_OF_ZERO = skew(np.zeros(3))
-_SKEW_OF_ZERO.flags.writeable = False
-
-
 def _lower(M) -> np.ndarray:
     """[[0, 0], [M, 0]]: the part of a motion transform that a translation adds."""
     out = bk.zeros((6, 6), M)
@@ -98,17 +93,7 @@ class Revolute(AxisKind):
         return np.concatenate([s, bk.zeros((3,), s)])
 
     def transform(self, s, h, q):
-        E = bk.mT(rotation_about(s, q))
-        if (q.ndim == 0 and E.dtype is bk._F64 and q.dtype is bk._F64 and type(s) is np.ndarray
-                and s.dtype is bk._F64):
-            # One float state: motion_transform(E, 0) written out with the skew of the zero
-            # offset kept.  The product E @ 0~ stays: its signed zeros (and nan) depend on E.
-            out = np.zeros((6, 6))
-            out[:3, :3] = E
-            out[3:, 3:] = E
-            out[3:, :3] = -(E @ _SKEW_OF_ZERO)
-            return out
-        return motion_transform(E, bk.zeros(q.shape + (3,), q, s))
+        return motion_transform(bk.mT(rotation_about(s, q)), bk.zeros(q.shape + (3,), q, s))
 
     def basis(self, q):
         return [bk.sin(q), bk.cos(q)]

@@ -28,8 +28,8 @@ The primitive kinds themselves (their s, transform and fast-path coefficients) l
 in :mod:`opalg.axes`: adding a kind touches that module only.  The free joint
 (:class:`opalg.free_joint.FreeJoint`, docs/REFERENCE.md K8) is not a sequence of axes: 7
 configuration coordinates (a quaternion) for 6 velocities, S = I₆ and c_J = 0; it lives in
-its own module.  This module imports only ``axes``, ``spatial``, ``_backend``, ``opcount``,
-``_revolute_single`` and ``errors``.
+its own module.  This module imports only ``axes``, ``spatial``, ``_backend``, ``opcount``
+and ``errors``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Sequence
 import numpy as np
 
 from . import _backend as bk
-from . import _revolute_single, opcount
+from . import opcount
 from .errors import ModelError
 from .axes import AXIS_KINDS, _SPELLINGS, AxisKind  # noqa: F401  (AxisKind re-exported)
 from .spatial import cross_motion
@@ -289,15 +289,6 @@ def joint_transform(joint: Joint, qk) -> tuple[np.ndarray, np.ndarray]:
     qk = bk.asarray(qk)
     if joint.free:
         return joint.transform(qk)
-    if qk.shape == (1,) and qk.dtype == np.float64 and not opcount._ACTIVE:
-        fast = _revolute_single.transform(joint, qk)   # one revolute axis, one state
-        if fast is not None:
-            return fast
-    return _joint_transform_generic(joint, qk)
-
-
-def _joint_transform_generic(joint: Joint, qk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`joint_transform` of a joint that is not free, every kind, dtype and batch."""
     s_local = joint.motion_subspace_local()
     batch = qk.shape[:-1]
     # qk[..., i] (not iteration over np.moveaxis) keeps a 0-d array for a single sympy

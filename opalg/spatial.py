@@ -203,6 +203,14 @@ def motion_transform(E, r) -> np.ndarray:
     array([0., 0., 1., 0., 1., 0.])
     """
     E, r = bk.asarray(E), bk.asarray(r)
+    if E.shape == (3, 3) and r.shape == (3,) and E.dtype is bk._F64 and r.dtype is bk._F64:
+        # One float transform (a joint at one state): the assembly below without its dtype
+        # and broadcast work.  E @ r~ stays a product: its signed zeros (and nan) depend on E.
+        out = np.zeros((6, 6))
+        out[:3, :3] = E
+        out[3:, 3:] = E
+        out[3:, :3] = -(E @ skew(r))
+        return out
     batch = E.shape[:-2]
     if r.shape[:-1] != batch:   # (equal batches, the usual case, need no broadcast_shapes)
         batch = np.broadcast_shapes(batch, r.shape[:-1])

@@ -78,27 +78,6 @@ def test_single_state_cross_products_are_bitwise_the_array_code():
         assert np.array_equal(single, batched), f.__name__
 
 
-def test_single_state_revolute_transform_is_bitwise_the_generic_code():
-    """joint_transform of a one-axis revolute joint at one float state takes
-    opalg._revolute_single; it must give the generic code's bytes (X_J and S), over random
-    axes, special angles and 8 decades of magnitude, and follow an axis edited in place."""
-    from opalg import _revolute_single
-    from opalg.joints import Joint, _joint_transform_generic, joint_transform
-    rng = np.random.default_rng(7)
-    angles = np.r_[0.0, -0.0, np.pi / 2, -np.pi / 2, np.pi, rng.normal(size=295) * 10.0 ** rng.uniform(-4, 4, 295)]
-    for k, angle in enumerate(angles):
-        axis = rng.normal(size=3) if k % 3 else np.eye(3)[k % 9 // 3]
-        axis = axis / np.linalg.norm(axis)
-        j, q = Joint("R", axis), np.array([angle])
-        fast, generic = _revolute_single.transform(j, q), _joint_transform_generic(j, q)
-        assert fast is not None and joint_transform(j, q)[0].tobytes() == fast[0].tobytes()   # the path taken
-        assert all(a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(fast, generic)), (axis, angle)
-    j, q = Joint("R", [0.0, 0.0, 1.0]), np.array([0.4])
-    joint_transform(j, q)                      # fills the per-joint constants
-    j.axes[0] = [1.0, 0.0, 0.0]
-    assert joint_transform(j, q)[0].tobytes() == _joint_transform_generic(j, q)[0].tobytes()
-
-
 def test_single_state_recursions_equal_a_batch_of_one():
     """rnea, bias and aba at one state (1-D arrays: the fast paths of TreeTransform, joint
     velocities and cross products) equal the same call on a batch of one.  Not bit for bit:

@@ -157,22 +157,26 @@ def test_stack_one_state_matches_broadcast():
         assert same(velocities.stack(parts), ref)
 
 
-def test_revolute_transform_one_state_matches_generic(monkeypatch):
-    from opalg import axes, spatial
-    kind = axes.AXIS_KINDS["R"]
+def test_motion_transform_one_state_is_the_generic_code(monkeypatch):
+    """motion_transform of one float (3, 3) E and (3,) r, the one-state path, gives the bytes
+    of the generic code (reached by making no dtype look like float64 to the fast paths) over
+    rotations, signed zeros, the zero offset of a revolute axis, inf and nan; and it is taken."""
+    from opalg import spatial
     rng = np.random.default_rng(9)
-    taken = []
-    real = axes.motion_transform
-    monkeypatch.setattr(axes, "motion_transform", lambda *a: taken.append(1) or real(*a))
+    cases = []
     with np.errstate(all="ignore"):
         for _ in range(200):
             s = rng.normal(size=3)
             s /= np.linalg.norm(s)
             s = np.where(rng.random(3) < 0.3, rng.choice([0.0, -0.0], 3), s)   # signed zeros
-            for q in (np.array(rng.normal() * 10), np.array(rng.choice(SPECIALS))):
-                ref = spatial.motion_transform(bk.mT(spatial.rotation_about(s, q)), np.zeros(3))
-                assert same(kind.transform(s, None, q), ref)
-    assert not taken                                   # one float state: the written-out path
-    q = rng.normal(size=4)                             # a batch: motion_transform as before
-    ref = spatial.motion_transform(bk.mT(spatial.rotation_about(s, q)), np.zeros((4, 3)))
-    assert same(kind.transform(s, None, q), ref) and taken
+            q = rng.normal() * 10 if rng.random() < 0.7 else rng.choice(SPECIALS)
+            E = bk.mT(spatial.rotation_about(s, np.array(q)))
+            r = [np.zeros(3), -np.zeros(3), rng.normal(size=3), rng.choice(SPECIALS, 3)][rng.integers(4)]
+            cases.append((E, r))
+        fast = [spatial.motion_transform(E, r) for E, r in cases]
+        with monkeypatch.context() as m:
+            m.setattr(bk, "_F64", np.dtype(np.float32))    # every float64 fast path off
+            generic = [spatial.motion_transform(E, r) for E, r in cases]
+        assert all(same(a, b) for a, b in zip(fast, generic))
+        monkeypatch.setattr(bk, "zeros", None)             # the one-state path calls no bk.zeros
+        assert same(spatial.motion_transform(*cases[0]), fast[0])

@@ -1,9 +1,8 @@
 r"""Fast paths of :mod:`opalg.flex.kinematics`: the node joint PPPRRR.
 
 Every node of every flexible body goes through :func:`opalg.joints.joint_transform` and
-:func:`opalg.joints.joint_velocity` of the node joint at every state (a body's own one-axis
-revolute joint at one state has the core's fast path, :mod:`opalg._revolute_single`).  With few nodes the generic code spends its time in
-per-call numpy overhead (a dozen small arrays per axis), not in arithmetic.  The functions
+:func:`opalg.joints.joint_velocity` of the node joint at every state.  With few nodes the
+generic code spends its time in per-call numpy overhead (a dozen small arrays per axis), not in arithmetic.  The functions
 here build the same arrays with fewer numpy calls:
 
 * the three prismatic and the three revolute axis transforms of the node joint are each
