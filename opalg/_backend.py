@@ -167,6 +167,24 @@ def asarray(x, what: str = "array", error: type[Exception] = OpalgError) -> np.n
     return a
 
 
+def broadcast_view(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """``np.broadcast_to(a, shape)``, a read-only view; a plain read-only view, without
+    broadcast_to's cost, when ``a`` already has ``shape`` (a single state).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v = broadcast_view(np.eye(2), (2, 2))
+    >>> v.flags.writeable, broadcast_view(np.eye(2), (3, 2, 2)).shape
+    (False, (3, 2, 2))
+    """
+    if type(a) is np.ndarray and a.shape == shape:
+        v = a.view()
+        v.flags.writeable = False
+        return v
+    return np.broadcast_to(a, shape)
+
+
 def _elementwise(fn_num, fn_sym, x):
     if type(x) is np.ndarray and x.dtype.kind in "fc":   # asarray's own fast case
         return fn_num(x)

@@ -18,7 +18,7 @@ from . import _backend as bk
 from .errors import StateError
 from .kinematics import body_kinematics, check_state, chunked, overflow_guard
 from .model import Model
-from .riccati import Articulated, _read_only, articulated
+from .riccati import Articulated, articulated
 
 
 @dataclass
@@ -142,7 +142,7 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
             zk = bk.zeros(batch + (6, r), *likes)
         else:   # a and b may carry more batch axes than T (e.g. a batch of external forces)
             own = (bk.mm(art.P[k], ak) if ak is not None else 0) + (col(b[k]) if b is not None else 0)
-            zk = _read_only(own, own.shape[:-1] + (r,)) if own.shape[-1] == 1 else own
+            zk = bk.broadcast_view(own, own.shape[:-1] + (r,)) if own.shape[-1] == 1 else own
         for c in model.children[k]:
             zk = zk + bk.mm(bk.mT(kin.Xup[c]), zp[c])
             if not keep:

@@ -298,27 +298,30 @@ def columns_of(S: list, axes: list) -> list:
 def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None) -> Articulated:
     n = model.n
     # Read-only broadcast views: P(k) starts as M(k) for every state without a copy.
-    P = [_read_only(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
+    P = [bk.broadcast_view(model.I_spatial[k], kin.batch + (6, 6)) for k in range(n)]
     Pp, U, d = [None] * n, [None] * n, [None] * n
     axes = split_axes(model.joint_sizes, passive)[0]
     for k in reversed(model.order):
         S, Pk = kin.S[k], P[k]
         Uk, dk = [], []
         check = Pk.dtype.kind == "f" and S.dtype.kind == "f"
-        # One float64 state: the scale as Python floats, for the mass test of _axis_ok.
+        # One float64 state: the scale as Python floats, for the mass test of _axis_ok; the
+        # arrays of _mass_scale only if an axis needs the full tests (made once per body).
         single = check and Pk.ndim == 2 and S.ndim == 2 and Pk.dtype is bk._F64 and S.dtype is bk._F64
-        scale = (_mass_scale_single(Pk) if single else _mass_scale(Pk)) if check else None
+        quick = _mass_scale_single(Pk) if single else None
+        scale = _mass_scale(Pk) if check and not single else None
         for i in reversed(axes[k]):
             s = S[..., :, i:i + 1]
             u = bk.mm(Pk, s)
             di = bk.mm(bk.mT(s), u)
             if check:
                 first = i == axes[k][-1]
-                if not (single and first and _axis_ok(s, di, scale)):
+                if not (single and first and _axis_ok(s, di, quick)):
                     # The full tests (and their errors): a batch, a later axis of a
                     # multi-axis joint, or an axis that fails the one-state test.
-                    _check_axis(model, k, i, s, di, P[k], _mass_scale(P[k]) if single else scale,
-                                kin, q, first)
+                    if scale is None:
+                        scale = _mass_scale(P[k])
+                    _check_axis(model, k, i, s, di, P[k], scale, kin, q, first)
             # Outer product U Uᵀ (exactly symmetric) then the division: a symmetric downdate.
             # (A broadcast product, not bk.mm, so that complex and object entries keep the
             # exact symmetry too; counted here as the (6×1)(1×6) product it is.)
@@ -334,16 +337,6 @@ def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None
                 opcount.tally(2 * 216, "mm")
             P[p] = P[p] + bk.mT(kin.Xup[k]) @ Pk @ kin.Xup[k]
     return Articulated(P, Pp, U, d, kin, passive=passive, axes=axes)
-
-
-def _read_only(a: np.ndarray, shape: tuple) -> np.ndarray:
-    """``np.broadcast_to(a, shape)``: a read-only view; a plain one when no axis is added
-    (a single state), without broadcast_to's cost."""
-    if type(a) is np.ndarray and a.shape == shape:
-        v = a.view()
-        v.flags.writeable = False
-        return v
-    return np.broadcast_to(a, shape)
 
 
 def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -179,12 +179,12 @@ def test_join_and_split_match_generic():
         algebra._join([])
 
 
-def test_riccati_read_only_matches_broadcast_to():
+def test_broadcast_view_matches_broadcast_to():
     M = np.random.default_rng(6).normal(size=(6, 6))
     for batch in [(), (3,), (2, 2)]:
-        v, ref = riccati._read_only(M, batch + (6, 6)), np.broadcast_to(M, batch + (6, 6))
+        v, ref = bk.broadcast_view(M, batch + (6, 6)), np.broadcast_to(M, batch + (6, 6))
         assert same(v, np.ascontiguousarray(ref)) and not v.flags.writeable and np.shares_memory(v, M)
-    assert riccati._read_only(M, (6, 6)).base is M        # the plain view for one state
+    assert bk.broadcast_view(M, (6, 6)).base is M        # the plain view for one state
 
 
 def test_mT_and_elementwise_match_numpy():

@@ -118,6 +118,10 @@ def test_riccati_one_state_takes_fast_test_and_keeps_errors(monkeypatch):
     art = opalg.articulated(m, q)
     # only later axes of multi-axis joints reach the full test for one state
     assert len(full) == sum(len(ax) - 1 for ax in art.axes)
+    scales, real_scale = [], riccati._mass_scale          # their arrays: once per such body
+    monkeypatch.setattr(riccati, "_mass_scale", lambda P: scales.append(1) or real_scale(P))
+    opalg.articulated(m, q)
+    assert len(scales) == sum(len(ax) > 1 for ax in art.axes) > 0
     full.clear()
     opalg.articulated(m, np.stack([q, q]))          # a batch: every axis
     assert len(full) == m.ndof

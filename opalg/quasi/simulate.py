@@ -20,7 +20,7 @@ from .._integrate import check_span, potential_energy, step_through, tau_at, tau
 from ..errors import StateError
 from ..kinematics import Kinematics, body_kinematics, check_state
 from ..model import Model
-from ..riccati import _read_only, articulated
+from ..riccati import articulated
 from ..spatial import cross_force, cross_motion
 from .accel import dynamic_pass
 from .rates import rates_pass
@@ -68,7 +68,7 @@ def _complete(model: Model, kin: Kinematics, qd, V: list) -> None:
     kin.V, kin.vJ, kin.a, kin.b = V, [None] * model.n, [None] * model.n, [None] * model.n
     for k in range(model.n):
         vJ, cJ = model.joints[k].velocity(kin.S[k], qd[..., model.dof_slice[k]])
-        kin.vJ[k] = _read_only(vJ, V[k].shape)
+        kin.vJ[k] = bk.broadcast_view(vJ, V[k].shape)
         kin.a[k] = cross_motion(V[k], kin.vJ[k]) + cJ
         kin.b[k] = cross_force(V[k], bk.mv(model.I_spatial[k], V[k]))
 
