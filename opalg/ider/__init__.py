@@ -124,7 +124,7 @@ def _dynamics(arm_state, Zc, formulation, stab, t, q, y, check=True):
     ``arm_state``: the :class:`~opalg.ider._state.ArmState` of the run's model.
     """
     model = arm_state.model
-    B, h = _tip_terms(q, y) if q.dtype == y.dtype == np.float64 else (tip_jacobian(q), tip_bias(q, y))
+    B, h = _tip_terms(q, y)
     if stab is not None:  # Baumgarte: drive Φ̈ + 2α Φ̇ + β² Φ = 0
         alpha, beta = stab
         h = h - 2 * alpha * (B @ y - np.array([V_A, 0.0])) - beta**2 * (tip(q) - path(t))

@@ -49,38 +49,40 @@ def tip(q) -> np.ndarray:
     return np.stack([(L * np.cos(phi)).sum(-1), (L * np.sin(phi)).sum(-1)], -1)
 
 
+_L = np.asarray(LENGTHS)
+
+
+def _link_terms(q) -> tuple[np.ndarray, np.ndarray]:
+    """(L_i sin φ_i, L_i cos φ_i) of the links, φ the absolute angles: what B and h are made of."""
+    phi = _abs_angles(q)
+    return _L * np.sin(phi), _L * np.cos(phi)
+
+
+def _jacobian_of(ls, lc) -> np.ndarray:
+    # Column j sums the links i >= j: reversed cumulative sums.
+    return np.stack([-np.cumsum(ls[::-1])[::-1], np.cumsum(lc[::-1])[::-1]])
+
+
+def _bias_of(ls, lc, y) -> np.ndarray:
+    w2 = np.cumsum(np.asarray(y, dtype=float)) ** 2
+    return np.array([(lc * w2).sum(), (ls * w2).sum()])
+
+
 def tip_jacobian(q) -> np.ndarray:
     """B(q) = ∂tip/∂q, shape (2, 3)."""
-    phi = _abs_angles(q)
-    L = np.asarray(LENGTHS)
-    # Column j sums the links i >= j: reversed cumulative sums.
-    sx = np.cumsum((L * np.sin(phi))[::-1])[::-1]
-    cx = np.cumsum((L * np.cos(phi))[::-1])[::-1]
-    return np.stack([-sx, cx])
+    return _jacobian_of(*_link_terms(q))
 
 
 def tip_bias(q, y) -> np.ndarray:
     """h = −Ḃ y, so that the tip acceleration is B ẏ − h."""
-    phi, w = _abs_angles(q), np.cumsum(np.asarray(y, dtype=float))
-    L = np.asarray(LENGTHS)
-    return np.array([(L * np.cos(phi) * w**2).sum(), (L * np.sin(phi) * w**2).sum()])
+    return _bias_of(*_link_terms(q), y)
 
 
-_L = np.asarray(LENGTHS)
-
-
-def _tip_terms(q: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(B(q), h(q, y)) of one float64 state, as :func:`tip_jacobian` and :func:`tip_bias`.
-
-    The integrator's right-hand side needs both at every call: here the absolute angles and
-    their sines and cosines are formed once, by the same operations, so both arrays are bit
-    for bit those of the two public functions (tests/test_ider.py checks it).
-    """
-    phi = np.cumsum(q)
-    ls, lc = _L * np.sin(phi), _L * np.cos(phi)
-    w2 = np.cumsum(y) ** 2
-    B = np.stack([-np.cumsum(ls[::-1])[::-1], np.cumsum(lc[::-1])[::-1]])
-    return B, np.array([(lc * w2).sum(), (ls * w2).sum()])
+def _tip_terms(q, y) -> tuple[np.ndarray, np.ndarray]:
+    """(B(q), h(q, y)) together, as :func:`tip_jacobian` and :func:`tip_bias` give them: the
+    integrator's right-hand side needs both at every call, and the sines and cosines once."""
+    ls, lc = _link_terms(q)
+    return _jacobian_of(ls, lc), _bias_of(ls, lc, y)
 
 
 TIP0 = tip(THETA0)
