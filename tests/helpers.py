@@ -39,6 +39,7 @@ def no_string_evaluated():
 # comparisons
 # ---------------------------------------------------------------------------
 
+
 def evaluate_float(exprs, values: dict) -> np.ndarray:
     """Float values of sympy expressions (an array of them), the symbols set from ``values``.
 
@@ -86,6 +87,7 @@ def evaluate_float(exprs, values: dict) -> np.ndarray:
 
     arr = np.asarray(exprs, dtype=object)
     return np.array([ev(sp.sympify(e)) for e in arr.ravel()], dtype=float).reshape(arr.shape)
+
 
 def rel_err(a, b, scale=None) -> float:
     """||a - b|| / max(||a||, ||b||, scale) (Frobenius norms over all axes).
