@@ -18,11 +18,14 @@ $(PY):
 # never in the source tree.
 PYCACHE := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache
 
-# Reinstall whenever the dependency metadata or the pins change.
+# Reinstall whenever the dependency metadata or the pins change.  The pins are installed by uv
+# (itself pinned in constraints.txt, from PyPI): the same versions pip would install from
+# constraints.txt, but downloaded and unpacked in parallel, ~10 s instead of ~90 s on a fresh
+# clone.  The bytecode skips the installed packages' own test folders, which nothing imports.
 $(STAMP): $(PY) pyproject.toml constraints.txt
-	$(PY) -m pip install --quiet --upgrade "pip==26.3"
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[test,oracle,browser]"
-	$(PYCACHE) $(PY) -m compileall -q -j 0 $(VENV)/lib
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt uv
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt "pip==26.3" -e ".[test,oracle,browser]"
+	$(PYCACHE) $(PY) -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib
 	touch $(STAMP)
 
 venv: $(STAMP)
