@@ -35,6 +35,13 @@ from browser import launch, loopback_only, require_chromium_and_playwright
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGE_MS = 180_000   # generous: the slowest page typesets in a few seconds on a loaded machine
 
+#: The renderer composites on its main thread: these pages are loaded and read, never scrolled,
+#: clicked or animated, and the hand-offs to a compositor thread cost 13-24 % of Chromium's CPU
+#: over the site's pages (two browsers loading the same pages side by side); parsing, layout,
+#: MathJax and image decoding are unchanged.  (Not for the widget test: Playwright's clicks
+#: time out without the compositor thread.)
+STATIC_PAGE_ARGS = ["--disable-threaded-compositing"]
+
 # What the checks read from a page, in one round trip once MathJax is done: its recorded
 # errors, error elements, TeX left as text outside code, outputs and rendered math, the images,
 # the links (nbconvert's pilcrow self-links on headings, a.anchor-link, are not navigation) and
@@ -110,7 +117,7 @@ def browser_page(site):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p, loopback_only() as offline_args:
-        browser = launch(p, offline_args)
+        browser = launch(p, offline_args + STATIC_PAGE_ARGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         offsite: list[str] = []
         errors: list[str] = []
