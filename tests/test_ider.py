@@ -193,6 +193,24 @@ def test_rhs_shortcuts_are_bit_for_bit_the_public_functions():
     assert len(s._batch) == 1
 
 
+def test_chain_mass_is_bit_for_bit_the_common_frame_route():
+    """ℳ of one state in Python floats (ChainMass, the RHS's route) equals crba_world.mass_matrix
+    of that state bit for bit: both inertia readings, angles from 1e-3 to 1e4 rad, zeros and
+    integers; a model outside its argument (a random chain) gets None."""
+    from opalg import crba_world
+    from opalg.ider._mass import ChainMass
+
+    rng = np.random.default_rng(12)
+    Q = np.concatenate([rng.normal(scale=s, size=(200, 3)) for s in (1e-3, 1.0, 3.0, 1e4)]
+                       + [np.round(rng.normal(scale=3.0, size=(20, 3))), np.zeros((1, 3))])
+    for model in (ider.arm(), ider.arm("com", 9.81)):
+        one = ChainMass.for_model(model)
+        assert one is not None
+        for q in Q:
+            assert one(q).tobytes() == crba_world.mass_matrix(model, q[None])[0].tobytes()
+    assert ChainMass.for_model(opalg.random_model(3, "chain", seed=0)) is None
+
+
 def test_initial_speeds():
     """y2 = 0 exactly, B(θ0) y0 = (v_A, 0), and y0 rounds to the printed (0.386, 0, −0.9618)."""
     y0 = ider.initial_speeds()
