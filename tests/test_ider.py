@@ -177,7 +177,9 @@ def test_rhs_shortcuts_are_bit_for_bit_the_public_functions():
     from opalg.ider.geometry import _tip_terms
 
     qs, ys = random_states(50, seed=11)
-    for q, y in zip(qs * 3.0, ys * 4.0):
+    scales = np.array([1e-3, 1.0, 3.0, 1e4])[:, None, None]
+    qs, ys = (np.concatenate([(a * scales).reshape(-1, 3), np.zeros((1, 3))]) for a in (qs, ys))
+    for q, y in zip(qs, ys):   # float64 3-vectors: the Python-float route of _tip_terms
         B, h = _tip_terms(q, y)
         assert B.tobytes() == ider.tip_jacobian(q).tobytes() and h.tobytes() == ider.tip_bias(q, y).tobytes()
     for model in (ider.arm(), ider.arm("com", 9.81)):
