@@ -6,7 +6,8 @@ overflow), which costs about a fifth of a right-hand side; here the integrator's
 states go straight to the same computations (:func:`opalg.crba_world.mass_matrix`, the
 unwrapped :func:`opalg.rnea`), so the numbers are bit for bit those of the public calls; ℳ of
 one state of the arm's chain comes from :class:`opalg.ider._mass.ChainMass`, the common-frame
-route's operations on Python floats (~3x faster than its numpy calls on arrays of a few entries).
+route's operations on Python floats (~3x faster than its numpy calls on arrays of a few entries),
+and C from :class:`opalg.ider._bias.OneStateBias`, rnea's numpy calls without its wrapping.
 A state or a result that is not finite goes through the public call instead, which raises
 its usual :class:`~opalg.errors.StateError` (the integrator then retries a smaller step).
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import crba_world, dynamics
+from ._bias import OneStateBias
 from ._mass import ChainMass
 
 
@@ -42,6 +44,7 @@ class ArmState:
         self.direct = crba_world.plan(model).numeric and model.nq == model.ndof
         # the same route for one state in Python floats (the arm's chain; None for other models)
         self._one = ChainMass.for_model(model) if self.direct else None
+        self._bias = OneStateBias.for_model(model)   # rnea's numpy calls without its wrapping
         self._zeros = np.zeros(model.ndof)
         self._key, self._M = None, None
         self._batch = {}   # ℳ of states formed together by prefetch, by the bytes of q
@@ -87,7 +90,8 @@ class ArmState:
         """C(q, y) with the model's gravity."""
         if q.dtype == y.dtype == np.float64 and np.isfinite(q).all() and np.isfinite(y).all():
             with np.errstate(all="ignore"):
-                C = dynamics.rnea.__wrapped__(self.model, q, y, self._zeros, None, True)
+                C = (self._bias(q, y, self._zeros) if self._bias is not None
+                     else dynamics.rnea.__wrapped__(self.model, q, y, self._zeros, None, True))
             if np.isfinite(C).all():
                 return C
         return dynamics.bias(self.model, q, y)
