@@ -213,6 +213,29 @@ def test_chain_mass_is_bit_for_bit_the_common_frame_route():
     assert ChainMass.for_model(opalg.random_model(3, "chain", seed=0)) is None
 
 
+def test_augmented_step_is_bit_for_bit_solve_augmented():
+    """The RHS's solve (solve_augmented_step) equals solve_augmented(..., check=False) bit for
+    bit on the arm's states with B and with fixed directions; an exactly singular matrix and a
+    non-finite h raise as the public call does."""
+    from opalg.ider._state import ArmState, solve_augmented_step
+    from opalg.ider.geometry import _tip_terms
+
+    qs, ys = random_states(100, seed=14)
+    s = ArmState(ider.arm("com", 9.81))
+    for q, y in zip(qs, ys):
+        B, h = _tip_terms(q, y)
+        M, C = s.mass(q), s.bias(q, y)
+        for Z in (B, np.array(NO_M1)):
+            a, b = solve_augmented_step(M, C, B, h, Z), solve_augmented(M, C, np.zeros(3), B, h, Z, check=False)
+            assert a.ydot.tobytes() == b.ydot.tobytes() and a.v.tobytes() == b.v.tobytes()
+    B = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])   # rank 1: [[M, −Bᵀ], [B, 0]] is singular
+    for call in (solve_augmented_step, lambda M, Q, B, h, Z: solve_augmented(M, Q, np.zeros(3), B, h, Z, check=False)):
+        with pytest.raises(InfeasibleDirections, match="exactly singular"):
+            call(np.eye(3), np.zeros(3), B, np.zeros(2), B)
+        with pytest.raises(opalg.StateError, match="h has non-finite"):
+            call(np.eye(3), np.zeros(3), np.eye(3)[:2], np.array([np.inf, 0.0]), np.eye(3)[:2])
+
+
 def test_one_state_bias_is_bit_for_bit_rnea():
     """C of one state by rnea's numpy calls without its wrapping (OneStateBias, the RHS's route)
     equals opalg.rnea bit for bit: the arm with and without gravity, both readings, rates and
