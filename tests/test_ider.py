@@ -174,7 +174,7 @@ def test_rhs_shortcuts_are_bit_for_bit_the_public_functions():
     and tip_bias; ℳ of many states formed in one batched pass (ArmState.prefetch, used at a run's
     samples) equals ℳ of each state alone, whatever the batch size."""
     from opalg.ider._state import ArmState
-    from opalg.ider.geometry import _tip_terms
+    from opalg.ider.geometry import _bias_of, _jacobian_of, _link_terms, _tip_terms
 
     qs, ys = random_states(50, seed=11)
     scales = np.array([1e-3, 1.0, 3.0, 1e4])[:, None, None]
@@ -182,6 +182,8 @@ def test_rhs_shortcuts_are_bit_for_bit_the_public_functions():
     for q, y in zip(qs, ys):   # float64 3-vectors: the Python-float route of _tip_terms
         B, h = _tip_terms(q, y)
         assert B.tobytes() == ider.tip_jacobian(q).tobytes() and h.tobytes() == ider.tip_bias(q, y).tobytes()
+        ls, lc = _link_terms(q)      # the array route (any shape and dtype)
+        assert B.tobytes() == _jacobian_of(ls, lc).tobytes() and h.tobytes() == _bias_of(ls, lc, y).tobytes()
     for model in (ider.arm(), ider.arm("com", 9.81)):
         for b in (1, 3, 101, 300):
             Q = np.random.default_rng(b).normal(scale=2.0, size=(b, 3))

@@ -72,6 +72,8 @@ def _bias_of(ls, lc, y) -> np.ndarray:
 
 def tip_jacobian(q) -> np.ndarray:
     """B(q) = ∂tip/∂q, shape (2, 3)."""
+    if type(q) is np.ndarray and q.dtype == np.float64 and q.shape == (3,):
+        return _tip_terms(q, q)[0]   # the events' and samples' states: the Python-float route
     return _jacobian_of(*_link_terms(q))
 
 
