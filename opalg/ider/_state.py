@@ -79,7 +79,8 @@ class ArmState:
             return M
         if self.direct and q.dtype == np.float64 and np.isfinite(q).all():
             with np.errstate(all="ignore"):   # as dynamics.crba: overflow is checked, not warned
-                M = self._one(q) if self._one is not None else crba_world.mass_matrix(self.model, q.reshape(1, -1))[0]
+                M = (self._one(q) if self._one is not None
+                     else crba_world.mass_matrix(self.model, q.reshape(1, -1))[0])
             if not np.isfinite(M).all():
                 M = None
         if M is None:
