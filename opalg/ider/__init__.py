@@ -37,7 +37,7 @@ from ..constrained import InfeasibleDirections, conditioning, force_directions, 
 from ..constrained_passes import conditioning_passes, solve_passes
 from ..errors import StateError
 from ._inputs import _real, _settings
-from ._state import ArmState
+from ._state import ArmState, solve_augmented_step
 # The arm's parameters and kinematics (opalg.ider.geometry) are public names of opalg.ider too.
 from .geometry import _tip_terms
 from .geometry import (  # noqa: F401
@@ -132,6 +132,8 @@ def _dynamics(arm_state, Zc, formulation, stab, t, q, y, check=True):
     if formulation == "passes":
         return solve_passes(model, q, y, B, h, Z, check=check), None, None, B, Z
     Mq, Qv = arm_state.mass(q), arm_state.bias(q, y)
+    if formulation == "augmented" and not check:   # the integrator's calls: its own arrays
+        return solve_augmented_step(Mq, Qv, B, h, Z), Mq, Qv, B, Z
     solve = solve_augmented if formulation == "augmented" else solve_reduced
     return solve(Mq, Qv, np.zeros(3), B, h, Z, check=check), Mq, Qv, B, Z
 

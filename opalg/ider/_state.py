@@ -4,7 +4,10 @@ An Ider run evaluates the arm thousands of times at one state each.  :func:`opal
 :func:`opalg.bias` validate their arguments and results on every call (shapes, finiteness,
 overflow), which costs about a fifth of a right-hand side; here the integrator's float64
 states go straight to the same computations (:func:`opalg.crba_world.mass_matrix`, the
-unwrapped :func:`opalg.rnea`), so the numbers are bit for bit those of the public calls.
+unwrapped :func:`opalg.rnea`), so the numbers are bit for bit those of the public calls; ℳ of
+one state of the arm's chain comes from :class:`opalg.ider._mass.ChainMass`, the common-frame
+route's operations on Python floats (~3x faster than its numpy calls on arrays of a few entries),
+and C from :class:`opalg.ider._bias.OneStateBias`, rnea's numpy calls without its wrapping.
 A state or a result that is not finite goes through the public call instead, which raises
 its usual :class:`~opalg.errors.StateError` (the integrator then retries a smaller step).
 """
@@ -14,6 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import crba_world, dynamics
+from ..constrained import InfeasibleDirections, Solution, solve_augmented
+from ._bias import OneStateBias
+from ._mass import ChainMass
 
 
 class ArmState:
@@ -37,6 +43,9 @@ class ArmState:
         self.model = model
         # the common-frame route of dynamics.crba (numeric inertias and joints), else the public call
         self.direct = crba_world.plan(model).numeric and model.nq == model.ndof
+        # the same route for one state in Python floats (the arm's chain; None for other models)
+        self._one = ChainMass.for_model(model) if self.direct else None
+        self._bias = OneStateBias.for_model(model)   # rnea's numpy calls without its wrapping
         self._zeros = np.zeros(model.ndof)
         self._key, self._M = None, None
         self._batch = {}   # ℳ of states formed together by prefetch, by the bytes of q
@@ -70,7 +79,8 @@ class ArmState:
             return M
         if self.direct and q.dtype == np.float64 and np.isfinite(q).all():
             with np.errstate(all="ignore"):   # as dynamics.crba: overflow is checked, not warned
-                M = crba_world.mass_matrix(self.model, q.reshape(1, -1))[0]
+                M = (self._one(q) if self._one is not None
+                     else crba_world.mass_matrix(self.model, q.reshape(1, -1))[0])
             if not np.isfinite(M).all():
                 M = None
         if M is None:
@@ -82,7 +92,31 @@ class ArmState:
         """C(q, y) with the model's gravity."""
         if q.dtype == y.dtype == np.float64 and np.isfinite(q).all() and np.isfinite(y).all():
             with np.errstate(all="ignore"):
-                C = dynamics.rnea.__wrapped__(self.model, q, y, self._zeros, None, True)
+                C = (self._bias(q, y, self._zeros) if self._bias is not None
+                     else dynamics.rnea.__wrapped__(self.model, q, y, self._zeros, None, True))
             if np.isfinite(C).all():
                 return C
         return dynamics.bias(self.model, q, y)
+
+
+def solve_augmented_step(M, Q, B, h, Z) -> Solution:
+    """``solve_augmented(M, Q, 0, B, h, Z, check=False)`` for the right-hand side's own arrays.
+
+    M and Q come from :class:`ArmState` (finite float64, checked there), B, h and Z are float64
+    of shapes (c, n), (c,), (c, n); the public call re-validates all six and assembles the
+    matrix with ``np.block`` (about a third of its time).  Here the same matrix, the same
+    right-hand side ``0 − Q`` and the same ``np.linalg.solve`` call, so the solution is bit for
+    bit the same; a B or h that is not finite goes to the public call, which raises as usual.
+    """
+    if not (np.isfinite(B).all() and np.isfinite(h).all()):
+        return solve_augmented(M, Q, np.zeros(len(Q)), B, h, Z, check=False)
+    c, n = B.shape
+    K = np.zeros((n + c, n + c))
+    K[:n, :n] = M
+    K[:n, n:] = -Z.T
+    K[n:, :n] = B
+    try:
+        x = np.linalg.solve(K, np.concatenate([np.zeros(n) - Q, h]))
+    except np.linalg.LinAlgError:
+        raise InfeasibleDirections("augmented matrix is exactly singular") from None
+    return Solution(x[:n], x[n:])
