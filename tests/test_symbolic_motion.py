@@ -30,6 +30,7 @@ from opalg.symbolic import (Body, Hinge, RootMotion, SingularConfiguration, Tree
 from opalg.symbolic import numeric
 
 from helpers import trig_zero
+from symbolic_shared import spinning_deploy
 
 RTOL = 1e-12
 
@@ -272,8 +273,7 @@ def test_applied_work_enters_the_balance():
 def test_prescribed_root_simulation():
     """A spinning root: no energy balance (the root does work), but the run is the opalg ABA
     of the with-root model with the root axes' accelerations prescribed."""
-    spin = 0.2
-    system = deployable_example("deploy", base=RootMotion(angles=(spin * t, 0, 0)))
+    system = spinning_deploy()                    # the root spins at 0.2 rad/s
     setup = deployment_setup(system)
     run = system.simulate(setup.stowed, np.zeros(6), (0, 2), springs=setup.springs, dampers=setup.dampers,
                           t_eval=[0.0, 1.0, 2.0])
