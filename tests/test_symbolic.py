@@ -19,6 +19,7 @@ from opalg import symbolic
 from opalg.symbolic import Body, Hinge, TreeSystem
 
 from helpers import trig_zero
+from symbolic_shared import spinning_deploy
 
 RTOL = 1e-12
 
@@ -271,7 +272,7 @@ def test_generated_functions_are_lambdifys_own_code():
     def source(f):
         return re.sub(r"_Dummy_\d+", "_Dummy", inspect.getsource(f))
 
-    system = symbolic.deployable_example("deploy", base=symbolic.RootMotion(angles=(0.2 * t, 0, 0)))
+    system = spinning_deploy()
     kin = system.kinematics()
     for args, expr in (([system.q], system.mass_matrix()), ([system.q, system.qd, t], system.bias()),
                        ([system.q, t], [kin[j]["R"] for j in range(system.n + 1)])):

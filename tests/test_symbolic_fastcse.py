@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from opalg.symbolic import RootMotion, deployable_example, t
 from opalg.symbolic import fastcse as fc
 from opalg.symbolic import fastdiff as fd
 
+from symbolic_shared import spinning_deploy
 from test_symbolic_fastdiff import _same, _tree   # _same: srepr equality, the same tree first
 
 pytestmark = pytest.mark.skipif(not fd._SAME_SYMPY, reason=(
@@ -66,7 +66,7 @@ def test_cse_is_sympys_on_random_trees(seed, own_path):
 
 
 def test_cse_is_sympys_on_the_deployable(own_path):
-    _check(deployable_example("deploy", base=RootMotion(angles=(0.2 * t, 0, 0))), *own_path)
+    _check(spinning_deploy(), *own_path)
 
 
 def test_orderer_is_sympys_ordered():

@@ -20,8 +20,9 @@ product whose coefficient is a finite nonzero Rational or Float read from the nu
 (such a product is never equal to its negation, and its coefficient is extended-negative
 exactly when its sign is; the same reading serves ``args_cnc``'s split of a negative
 coefficient).  Sums and every other node keep sympy's own
-``could_extract_minus_sign``; ``match_common_args`` is sympy's, called unchanged.  The
-substitutions returned are sympy's: equal keys, equal values node for node.
+``could_extract_minus_sign``; ``match_common_args`` is sympy's algorithm on plain integer
+sets (:func:`opalg.symbolic.fastmatch.match_common_args`).  The substitutions returned are
+sympy's: equal keys, equal values node for node.
 
 Only for what :func:`opalg.symbolic.fastcse.cse` passes (no matrix expressions, sympy 1.14).
 
@@ -39,6 +40,7 @@ from sympy.core.power import Pow
 from sympy.core.singleton import S
 
 from .fastcse import _build
+from .fastmatch import match_common_args
 
 
 def _negative(c):
@@ -106,7 +108,7 @@ def opt_cse(exprs):
     (True, True)
     """
     from sympy.core.containers import OrderedSet
-    from sympy.simplify.cse_main import Unevaluated, match_common_args
+    from sympy.simplify.cse_main import Unevaluated
     from sympy.utilities.iterables import iterable, topological_sort
 
     opt_subs = {}

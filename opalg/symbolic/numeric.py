@@ -59,7 +59,10 @@ def _lambdify(system, args, expr):
           bound=[x for x, _ in reps])
     if _imp_namespace([reduced, [e for _, e in reps]]):
         return sp.lambdify(args, expr, "numpy", cse=True)
-    return sp.lambdify(args, reduced, "numpy", cse=lambda _: (reps, reduced), printer=_fast_printer())
+    # use_imps=False: the search just above found no implemented function, so lambdify's own
+    # search (another walk of ``reduced``) would add an empty namespace
+    return sp.lambdify(args, reduced, "numpy", cse=lambda _: (reps, reduced), printer=_fast_printer(),
+                       use_imps=False)
 
 
 def _cse_homogeneous(expr):
