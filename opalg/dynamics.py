@@ -157,14 +157,14 @@ def _crba_pairs(model: Model, R, kin, q) -> np.ndarray:
     out = bk.zeros(kin.batch + (N, N), q, *R, *kin.S)
     for j in range(model.n):
         sj = model.dof_slice[j]
-        F = R[j] @ kin.S[j]
-        out[..., sj, sj] = bk.mT(kin.S[j]) @ F
+        F = bk.matmul(R[j], kin.S[j])
+        out[..., sj, sj] = bk.matmul(bk.mT(kin.S[j]), F)
         k = j
         while model.parents[k] != -1:
-            F = bk.mT(kin.Xup[k]) @ F
+            F = bk.matmul(bk.mT(kin.Xup[k]), F)
             k = model.parents[k]
             sk = model.dof_slice[k]
-            blk = bk.mT(kin.S[k]) @ F
+            blk = bk.matmul(bk.mT(kin.S[k]), F)
             out[..., sk, sj] = blk
             out[..., sj, sk] = bk.mT(blk)
     return out

@@ -300,7 +300,7 @@ def joint_transform(joint: Joint, qk) -> tuple[np.ndarray, np.ndarray]:
     for i in reversed(range(joint.ndof)):
         si = s_local[i] + bk.zeros(batch + (6,), qk, s_local)
         cols[i] = si if T is None else bk.mv(T, si)
-        T = Xs[i] if T is None else T @ Xs[i]
+        T = Xs[i] if T is None else bk.matmul(T, Xs[i])
     return T, _stack_last(cols)
 
 

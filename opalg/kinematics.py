@@ -271,7 +271,7 @@ def up_transform(model: Model, k: int, qk) -> tuple[np.ndarray, np.ndarray]:
     joint = model.joints[k]
     if joint.ndof != 1:
         XJ, S = joint_transform(joint, qk)
-        return XJ @ model.X_tree[k], S
+        return bk.matmul(XJ, model.X_tree[k]), S
     fast = model._up_cache.get(k)
     if fast is None:
         fast = model._up_cache[k] = TreeTransform(joint, *model.placements[k])

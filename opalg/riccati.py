@@ -39,6 +39,7 @@ is judged exactly like a 1 m / 1 kg one.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -282,12 +283,26 @@ def check_passive(model: Model, passive) -> np.ndarray:
 def split_axes(sizes, passive) -> tuple[list, list]:
     """Per body (joint sizes ``sizes``), the local indices of its passive and of its active axes;
     without a mask (``passive=None``) every axis is passive (eliminated)."""
-    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     if passive is None:
         return [tuple(range(n)) for n in sizes], [()] * len(sizes)
+    if isinstance(passive, np.ndarray) and passive.dtype == bool:
+        # A simulation asks for the same split at every step (twice): once per mask here.
+        p, a = _split_bool(tuple(int(n) for n in sizes), passive.tobytes())
+        return list(p), list(a)
+    return _split(sizes, passive)
+
+
+def _split(sizes, passive) -> tuple[list, list]:
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     parts = [passive[offs[k]:offs[k + 1]] for k in range(len(sizes))]
     return ([tuple(int(i) for i in np.flatnonzero(m)) for m in parts],
             [tuple(int(i) for i in np.flatnonzero(~m)) for m in parts])
+
+
+@functools.lru_cache(maxsize=256)
+def _split_bool(sizes: tuple, mask: bytes) -> tuple[tuple, tuple]:
+    p, a = _split(sizes, np.frombuffer(mask, dtype=bool))
+    return tuple(p), tuple(a)
 
 
 def columns_of(S: list, axes: list) -> list:

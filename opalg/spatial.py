@@ -217,7 +217,7 @@ def motion_transform(E, r) -> np.ndarray:
     out = bk.zeros(batch + (6, 6), E, r)
     out[..., :3, :3] = E
     out[..., 3:, 3:] = E
-    out[..., 3:, :3] = -(E @ skew(r))
+    out[..., 3:, :3] = -bk.matmul(E, skew(r))
     return out
 
 

@@ -243,6 +243,14 @@ def trig_zero(expr) -> bool:
     """
     import sympy as sp
 
+    return trig_identity_proved(expr) or sp.simplify(sp.expand_trig(sp.expand(expr))) == 0
+
+
+def trig_identity_proved(expr) -> bool:
+    """The exact proof of :func:`trig_zero` alone: True if it shows ``expr`` is identically
+    zero, False if it does not (then ``expr`` may still be zero)."""
+    import sympy as sp
+
     expanded = sp.expand(sp.expand_trig(sp.expand(expr)))
     if expanded == 0:
         return True
@@ -257,4 +265,4 @@ def trig_zero(expr) -> bool:
             num = sp.rem(num, s ** 2 + c ** 2 - 1, s)
         if sp.expand(num) == 0:
             return True
-    return sp.simplify(sp.expand_trig(sp.expand(expr))) == 0
+    return False

@@ -37,6 +37,7 @@ from sympy.physics.mechanics import (KanesMethod, Point, ReferenceFrame, RigidBo
                                      dynamicsymbols, inertia)
 
 import opalg
+from helpers import trig_identity_proved
 
 # Numerical tolerance.  Both routes evaluate the same closed-form quantities in IEEE double
 # precision with a few dozen flops per entry (lambdified sympy vs opalg's recursions); the
@@ -62,6 +63,8 @@ M_S = sp.symbols("m1:4", positive=True)
 I_S = sp.symbols("I1:4", positive=True)
 G_S = sp.Symbol("g", real=True)
 PARAMS = (*L_S, *C_S, *M_S, *I_S, G_S)
+# A generic point (every symbol of the file, O(1) values) for is_zero's nonzero short cut.
+_SAMPLE = {x: float(v) for x, v in zip([*Q, *U, *PARAMS], np.random.default_rng(1990).uniform(0.5, 1.5, 6 + len(PARAMS)))}
 
 
 @functools.lru_cache(maxsize=None)
@@ -110,9 +113,18 @@ def symbolic_arm(inertia_about="com"):
 
 
 def is_zero(expr) -> bool:
-    """Exact zero test: expand the trig of angle sums, then fall back on simplify."""
+    """Exact zero test: expand the trig of angle sums, then fall back on simplify.
+
+    Two short cuts give the same answer without simplify's seconds per entry: a value far from
+    0 at a sample point (simplify keeps values, so it could not return 0), and the exact proof
+    of helpers.trig_zero (sin² + cos² = 1 alone, where simplify also finds 0).
+    """
     e = sp.expand(sp.expand_trig(expr))
-    return e == 0 or sp.simplify(e) == 0
+    if e == 0:
+        return True
+    if e.free_symbols <= _SAMPLE.keys() and abs(complex(e.evalf(30, subs=_SAMPLE))) > 1e-9:
+        return False
+    return trig_identity_proved(e) or sp.simplify(e) == 0
 
 
 def assert_zero_matrix(D):

@@ -118,6 +118,7 @@ verdict of every failing state; hypothesis prints the ``@reproduce_failure`` blo
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import re
@@ -583,6 +584,14 @@ class DenseRoute:
     def M_used(self):
         return self.mass if self._M_used is None else self._M_used
 
+    def with_solver(self, M_used, method) -> "DenseRoute":
+        """The same route (model, state: φ, Hφ, M shared, not rebuilt) solving with ``M_used``
+        by ``method``: what ``DenseRoute(model, q, qd, M_used, method)`` builds."""
+        other = copy.copy(self)
+        other.__dict__.pop("Minv", None)      # the one cached value that depends on the solver
+        other._M_used, other.method = M_used, method
+        return other
+
     def solve(self, B):
         if self.method == "ld":
             return self.Minv @ np.asarray(B, dtype=LD)
@@ -782,7 +791,7 @@ class State:
         pendulum whose gravity torque is 1000x smaller than the moments it is a
         difference of.
         """
-        route = DenseRoute(self.case.model, self.q, self.qd)
+        route = self._route = DenseRoute(self.case.model, self.q, self.qd)
         rng = np.random.default_rng(12345)
         N = self.case.model.ndof
         U = rng.uniform(-1.0, 1.0, size=(N, N))
@@ -802,8 +811,8 @@ class State:
     @cached_property
     def dense(self) -> list:
         """The float64 dense routes (:attr:`routes`) as DenseRoutes, for the matrix outputs."""
-        return [DenseRoute(self.case.model, self.q, self.qd, M_used=M, method=mt)
-                for mt, M, _ in self.routes]
+        # one route at (q, q̇) (the one perturbed() built) with each solver
+        return [self._route.with_solver(M, mt) for mt, M, _ in self.routes]
 
     @cached_property
     def cond(self) -> float:

@@ -27,6 +27,7 @@ dict ``EXERCISES`` of :class:`Exercise`.
 
 from __future__ import annotations
 
+import copy
 import dis
 import importlib
 import traceback
@@ -213,13 +214,19 @@ def function(cases: Callable[[], list[tuple[str, tuple, Any]]], compare: Callabl
     ``compare(result, expected)`` returns None when they agree, else what is wrong.  The first
     failing case is reported with its description; an exception in the student's function is
     reported with its type, message and the student's line.
+
+    ``cases()`` runs once per process (some build symbolic models); each check gets a deep
+    copy of its result, so what one answer does to its arguments never reaches another.
     """
+    built: list = []
 
     def grader(f):
         if not callable(f):
             raise _StudentError(f"expected a function, got {type(f).__name__}")
+        if not built:
+            built.append(cases())
         results = []
-        for what, args, want in cases():
+        for what, args, want in copy.deepcopy(built[0]):
             try:
                 got = f(*args)
             except NotImplementedError:

@@ -89,13 +89,13 @@ def crba(fm, x) -> np.ndarray:
     out = _zeros((fm.ndof, fm.ndof), kin.dtype)
     rows = [slice(fm.eta_slice[k].start, fm.theta_slice[k].stop) for k in range(fm.n)]
     for k in range(fm.n):
-        F = R[k] @ kin.Hs[k]
-        out[rows[k], rows[k]] = kin.Hs[k].T @ F
+        F = bk.matmul(R[k], kin.Hs[k])
+        out[rows[k], rows[k]] = bk.matmul(kin.Hs[k].T, F)
         j = k
         while fm.parents[j] >= 0:
-            F = kin.Phi_star[j].T @ F
+            F = bk.matmul(kin.Phi_star[j].T, F)
             j = fm.parents[j]
-            blk = kin.Hs[j].T @ F
+            blk = bk.matmul(kin.Hs[j].T, F)
             out[rows[j], rows[k]] = blk
             out[rows[k], rows[j]] = blk.T
     return out
@@ -107,7 +107,7 @@ def _composite(fm, kin) -> list:
     for k in reversed(fm.order):
         p = fm.parents[k]
         if p >= 0:
-            R[p] = R[p] + kin.Phi_star[k].T @ R[k] @ kin.Phi_star[k]
+            R[p] = R[p] + bk.matmul(bk.matmul(kin.Phi_star[k].T, R[k]), kin.Phi_star[k])
     return R
 
 

@@ -119,7 +119,13 @@ def node_inertia(body: FlexBody, eta) -> np.ndarray:
 def _node_inertia(body: FlexBody, X: np.ndarray, Pi: np.ndarray) -> np.ndarray:
     """:func:`node_inertia` from the node transforms ^jX_k and Π_j already computed."""
     B = np.concatenate([Pi, X], axis=-1)                                # (p, 6, m + 6)
-    out = np.einsum("jai,jab,jbk->ik", B, body.M_nodes, B)
+    if B.dtype.kind == "f" and body.M_nodes.dtype.kind == "f":
+        # Σ_j B_j* (M_j B_j) as one (m+6, 6p) @ (6p, m+6) product: np.einsum's three-operand
+        # loop over all five indices costs ~15x more at p = 9 nodes.
+        Bf = B.reshape(-1, B.shape[-1])
+        out = Bf.T @ (body.M_nodes @ B).reshape(Bf.shape)
+    else:
+        out = np.einsum("jai,jab,jbk->ik", B, body.M_nodes, B)
     if body.M_hub.dtype == object and out.dtype != object:
         out = out.astype(object)                                        # symbolic hub, numeric nodes
     out[body.m:, body.m:] += body.M_hub
