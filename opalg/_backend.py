@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from . import opcount
+from ._object_matmul import object_matmul as _object_matmul
 from .errors import OpalgError
 
 
@@ -280,56 +281,6 @@ def mT(A: np.ndarray) -> np.ndarray:
 def _right_const(A: np.ndarray, C: np.ndarray) -> np.ndarray:
     """A (..., i, j) @ C (j, k) as one BLAS call on the flattened batch."""
     return (A.reshape(-1, A.shape[-1]) @ C).reshape(A.shape[:-1] + C.shape[-1:])
-
-
-def _zero_or_symbol(v) -> int:
-    """1 for an exact numeric zero, 2 for a sympy expression that is not a number, else 0."""
-    t = type(v)
-    if t is float or t is int:
-        return 1 if v == 0 else 0
-    sp = sys.modules.get("sympy")
-    if sp is not None and isinstance(v, sp.Basic):
-        if v.is_Number:
-            return 1 if v.is_zero else 0
-        return 2 if isinstance(v, sp.Expr) else 0
-    if isinstance(v, (np.floating, np.integer)):
-        return 1 if v == 0 else 0
-    return 0
-
-
-def _object_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``A @ B`` with object (sympy) entries: numpy's object matmul, term by term, without
-    sympy's cost for a product by an exact zero.
-
-    numpy forms each entry as ``((a0*b0 + a1*b1) + a2*b2) + ...``.  sympy returns its 0
-    for ``0.0 * expr`` (or ``expr * 0``), but only after asking whether ``expr`` is finite,
-    a full assumption query on every new expression: over half the time of a symbolic
-    recursion.  Here such a product *is* sympy's 0 and the sum is formed as numpy forms
-    it, so the result is the same expression.  (The one difference: an expression sympy
-    knows to be infinite times 0 gives 0 here, nan in sympy; the recursions have none.)
-    """
-    sp = sys.modules.get("sympy")
-    if sp is None or A.ndim < 2 or B.ndim < 2 or A.shape[-1] == 0 or A.shape[-1] != B.shape[-2]:
-        return A @ B   # numpy's own result (or its error)
-    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    m, n, p = A.shape[-2], A.shape[-1], B.shape[-1]
-    A, B = np.broadcast_to(A, batch + (m, n)), np.broadcast_to(B, batch + (n, p))
-    out = np.empty(batch + (m, p), dtype=object)
-    zero = sp.S.Zero
-    for idx in np.ndindex(batch):
-        a, b = A[idx].tolist(), B[idx].tolist()   # (float entries become Python floats, as in numpy)
-        ka = [[_zero_or_symbol(v) for v in row] for row in a]
-        kb = [[_zero_or_symbol(v) for v in row] for row in b]
-        o = out[idx]
-        for i in range(m):
-            ai, kai = a[i], ka[i]
-            for j in range(p):
-                # kinds 1 and 2 together: a zero times a symbolic expression
-                acc = zero if kai[0] | kb[0][j] == 3 else ai[0] * b[0][j]
-                for k in range(1, n):
-                    acc = acc + (zero if kai[k] | kb[k][j] == 3 else ai[k] * b[k][j])
-                o[i, j] = acc
-    return out
 
 
 def matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
