@@ -776,6 +776,12 @@ class State:
         self.y_solve = max(e[0] for e in errs)
         self.y_inv = max(e[1] for e in errs)
 
+    @cached_property
+    def route(self) -> DenseRoute:
+        """The dense route at (q, q̇) (φ, Hφ, M, ℳ), built once: :meth:`perturbed` reads its
+        operators, :attr:`dense` solves with it by each solver."""
+        return DenseRoute(self.case.model, self.q, self.qd)
+
     def perturbed(self):
         """(ℳ + δℳ, C + δC): crba(q) and bias(q, q̇) perturbed at the scale of their rounding.
 
@@ -791,7 +797,7 @@ class State:
         pendulum whose gravity torque is 1000x smaller than the moments it is a
         difference of.
         """
-        route = self._route = DenseRoute(self.case.model, self.q, self.qd)
+        route = self.route
         rng = np.random.default_rng(12345)
         N = self.case.model.ndof
         U = rng.uniform(-1.0, 1.0, size=(N, N))
@@ -811,8 +817,7 @@ class State:
     @cached_property
     def dense(self) -> list:
         """The float64 dense routes (:attr:`routes`) as DenseRoutes, for the matrix outputs."""
-        # one route at (q, q̇) (the one perturbed() built) with each solver
-        return [self._route.with_solver(M, mt) for mt, M, _ in self.routes]
+        return [self.route.with_solver(M, mt) for mt, M, _ in self.routes]
 
     @cached_property
     def cond(self) -> float:
