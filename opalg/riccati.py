@@ -39,7 +39,6 @@ is judged exactly like a 1 m / 1 kg one.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -114,8 +113,9 @@ class Articulated:
     @cached_property
     def S_active(self) -> list:
         """Per body, the (..., 6, n_ak) columns of the axes that were not eliminated (H_a*(k))."""
-        sizes = tuple(S.shape[-1] for S in self.kin.S)
-        return columns_of(self.kin.S, split_axes(sizes, self.passive)[1])
+        # the complement of the eliminated axes: no second split of the mask
+        active = [tuple(i for i in range(S.shape[-1]) if i not in ax) for S, ax in zip(self.kin.S, self.axes)]
+        return columns_of(self.kin.S, active)
 
     def columns(self, k: int) -> list:
         """The eliminated axes S_i of body k as (..., 6, 1) columns (views, made once per body)."""
@@ -283,26 +283,12 @@ def check_passive(model: Model, passive) -> np.ndarray:
 def split_axes(sizes, passive) -> tuple[list, list]:
     """Per body (joint sizes ``sizes``), the local indices of its passive and of its active axes;
     without a mask (``passive=None``) every axis is passive (eliminated)."""
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     if passive is None:
         return [tuple(range(n)) for n in sizes], [()] * len(sizes)
-    if isinstance(passive, np.ndarray) and passive.dtype == bool:
-        # A simulation asks for the same split at every step (twice): once per mask here.
-        p, a = _split_bool(tuple(int(n) for n in sizes), passive.tobytes())
-        return list(p), list(a)
-    return _split(sizes, passive)
-
-
-def _split(sizes, passive) -> tuple[list, list]:
-    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     parts = [passive[offs[k]:offs[k + 1]] for k in range(len(sizes))]
     return ([tuple(int(i) for i in np.flatnonzero(m)) for m in parts],
             [tuple(int(i) for i in np.flatnonzero(~m)) for m in parts])
-
-
-@functools.lru_cache(maxsize=256)
-def _split_bool(sizes: tuple, mask: bytes) -> tuple[tuple, tuple]:
-    p, a = _split(sizes, np.frombuffer(mask, dtype=bool))
-    return tuple(p), tuple(a)
 
 
 def columns_of(S: list, axes: list) -> list:
