@@ -154,3 +154,24 @@ def test_check_cells_show_no_solution():
                 lines = [ln for ln in src.splitlines() if ln.strip() and not ln.strip().startswith("#")]
                 assert all(CHECK.search(ln) or ln.startswith("from opalg.exercises import") for ln in lines), (
                     f"{path.name}, cell {i}: a check cell holds more than check(...) calls:\n{src}")
+
+
+def test_function_grader_builds_cases_once_and_isolates_answers():
+    """exercises.function: cases() runs once for every check of a grader, and an answer that
+    mutates its arguments (or the expected value it was compared with) reaches no later check."""
+    calls = []
+
+    def cases():
+        calls.append(1)
+        return [("a list", (np.array([1.0, 2.0]),), np.array([2.0, 4.0]))]
+
+    grader = exercises.function(cases, exercises.close_arrays(1e-12))
+
+    def vandal(x):
+        out = 2 * x
+        x[:] = 100.0       # writes into the argument it was handed
+        return out
+
+    assert grader(vandal)[0] and grader(lambda x: 2 * x)[0]
+    assert not grader(lambda x: 3 * x)[0]
+    assert len(calls) == 1

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import dis
+import functools
 import importlib
 import traceback
 from dataclasses import dataclass, field
@@ -218,15 +219,13 @@ def function(cases: Callable[[], list[tuple[str, tuple, Any]]], compare: Callabl
     ``cases()`` runs once per process (some build symbolic models); each check gets a deep
     copy of its result, so what one answer does to its arguments never reaches another.
     """
-    built: list = []
+    built = functools.cache(cases)
 
     def grader(f):
         if not callable(f):
             raise _StudentError(f"expected a function, got {type(f).__name__}")
-        if not built:
-            built.append(cases())
         results = []
-        for what, args, want in copy.deepcopy(built[0]):
+        for what, args, want in copy.deepcopy(built()):
             try:
                 got = f(*args)
             except NotImplementedError:
