@@ -219,16 +219,14 @@ def index_html(pages: list[Page]) -> str:
     return "\n".join(parts)
 
 
-#: (language, formatter options) -> pygments HtmlFormatter, shared by every page (SiteHighlight).
-_FORMATTERS: dict = {}
-
-
 def _exporter():
     import jinja2
     from nbconvert import HTMLExporter, TemplateExporter
     from nbconvert.filters.highlight import Highlight2HTML, _pygments_highlight
     from pygments.formatters import HtmlFormatter
     from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+    formatters: dict = {}   # (language, options) -> HtmlFormatter, for every page of this build
 
     class SiteHighlight(Highlight2HTML):
         """nbconvert's code highlighter with one pygments formatter per language.
@@ -240,10 +238,11 @@ def _exporter():
 
         def __call__(self, source, language=None, metadata=None):
             language = language or self.pygments_lexer
-            formatter = _FORMATTERS.get((language, repr(self.extra_formatter_options)))
-            if formatter is None:
-                formatter = _FORMATTERS[(language, repr(self.extra_formatter_options))] = HtmlFormatter(
-                    cssclass=html.escape(f" highlight hl-{language}"), **self.extra_formatter_options)
+            key = (language, repr(self.extra_formatter_options))
+            if key not in formatters:
+                formatters[key] = HtmlFormatter(cssclass=html.escape(f" highlight hl-{language}"),
+                                                **self.extra_formatter_options)
+            formatter = formatters[key]
             return _pygments_highlight(source if len(source) > 0 else " ", formatter, language, metadata)
 
     class SiteExporter(HTMLExporter):
