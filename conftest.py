@@ -60,6 +60,14 @@ from hypothesis import settings
 
 ROOT = pathlib.Path(__file__).resolve().parent
 
+# One BLAS thread per process, set before any worker, kernel or subprocess starts (they inherit
+# it).  The suite already runs one worker per core, each with its notebook kernels; OpenBLAS's
+# own pool (a thread per core) on top oversubscribes the cores and its idle threads spin: in the
+# suite tests/test_fijany_forward.py took 11.7 s of test time with the pool and 2.3 s without.
+# `make reproduce` sets the same (tools/reproduce.py), so the committed outputs are computed
+# as they are checked, whatever the machine's core count.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # Hypothesis: derandomized so that CI and a student's run try the same examples;
 # no deadline (timing belongs in benchmarks/, not in tests).
 settings.register_profile("opalg", derandomize=True, deadline=None, max_examples=25,
