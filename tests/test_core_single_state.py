@@ -1,8 +1,8 @@
 """The one-state fast paths of the Riccati/ABA/quasi passes give the generic code's bytes.
 
 ``bk.mm`` of two 2-d float64 arrays, the E12 mass test of a first axis in Python floats
-(:func:`opalg.riccati._axis_ok`, :func:`opalg.riccati._mass_scale_single`), the kept pivot
-columns, and quasi's ``stack`` of 1-d blocks are each compared with the generic code they
+(:func:`opalg.singularity._axis_ok`, :func:`opalg.singularity._mass_scale_single`), the kept
+pivot columns, and quasi's ``stack`` of 1-d blocks are each compared with the generic code they
 short-cut (written out here as it stood), on random inputs with ±0.0, ±inf and nan; and
 each test shows the fast path is the one taken.
 """
@@ -14,7 +14,7 @@ import pytest
 
 import opalg
 from opalg import _backend as bk
-from opalg import riccati
+from opalg import riccati, singularity
 from opalg.quasi import velocities
 
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -2.5, 1e300, -1e-300, 1e-160])
@@ -41,11 +41,11 @@ def mm_ref(A, B):
 
 
 def check_axis_ref(s, d_i, scale):
-    """The verdict of riccati._check_axis for a first axis (True: it passes)."""
+    """The verdict of singularity._check_axis for a first axis (True: it passes)."""
     s, d_i = s[..., 0], d_i[..., 0, 0]
     ref = np.sum(s[..., :3] ** 2, -1) * scale[0] + np.sum(s[..., 3:] ** 2, -1) * scale[1]
     finite = np.isfinite(d_i) & np.isfinite(ref)
-    return not np.any(~(d_i > riccati.PIVOT_TOL * ref) & finite)
+    return not np.any(~(d_i > singularity.PIVOT_TOL * ref) & finite)
 
 
 def draws(rng, shape, n=60):
@@ -82,13 +82,13 @@ def test_mass_scale_single_matches_generic():
     rng = np.random.default_rng(2)
     with np.errstate(all="ignore"):
         for P in draws(rng, (6, 6), 200):
-            got, ref = riccati._mass_scale_single(P), riccati._mass_scale(P)
+            got, ref = singularity._mass_scale_single(P), singularity._mass_scale(P)
             for g, r in zip(got, ref):
                 assert type(g) is float
                 assert np.float64(g).tobytes() == r.tobytes()
     # numpy adds the three diagonal terms left to right: a case where the order shows
     P = np.diag([1.0, 1e-16, 1e-16, 1e-16, 1e-16, 1.0])
-    assert riccati._mass_scale_single(P) == tuple(float(x) for x in riccati._mass_scale(P))
+    assert singularity._mass_scale_single(P) == tuple(float(x) for x in singularity._mass_scale(P))
 
 
 def test_axis_ok_matches_generic_verdict():
@@ -96,14 +96,14 @@ def test_axis_ok_matches_generic_verdict():
     n = 0
     with np.errstate(all="ignore"):
         for s, d, P in zip(draws(rng, (6, 1), 300), draws(rng, (1, 1), 300), draws(rng, (6, 6), 300)):
-            scale_f, scale = riccati._mass_scale_single(P), riccati._mass_scale(P)
-            assert riccati._axis_ok(s, d, scale_f) == check_axis_ref(s, d, scale)
+            scale_f, scale = singularity._mass_scale_single(P), singularity._mass_scale(P)
+            assert singularity._axis_ok(s, d, scale_f) == check_axis_ref(s, d, scale)
             # the borderline: D_ii exactly at, just above and just below tol·ref
             ref = float(np.sum(s[:3, 0] ** 2) * scale[0] + np.sum(s[3:, 0] ** 2) * scale[1])
-            for dv in (riccati.PIVOT_TOL * ref, np.nextafter(riccati.PIVOT_TOL * ref, np.inf),
-                       np.nextafter(riccati.PIVOT_TOL * ref, -np.inf)):
+            for dv in (singularity.PIVOT_TOL * ref, np.nextafter(singularity.PIVOT_TOL * ref, np.inf),
+                       np.nextafter(singularity.PIVOT_TOL * ref, -np.inf)):
                 d2 = np.full((1, 1), dv)
-                ok = riccati._axis_ok(s, d2, scale_f)
+                ok = singularity._axis_ok(s, d2, scale_f)
                 assert ok == check_axis_ref(s, d2, scale)
                 n += not ok
     assert n > 0   # some draws fail the test (and would go to _check_axis for the error)
@@ -113,6 +113,7 @@ def test_riccati_one_state_takes_fast_test_and_keeps_errors(monkeypatch):
     m = opalg.random_model(5, "chain", seed=4, joints="mixed")
     q = np.random.default_rng(5).normal(size=m.ndof)
     full = []
+    # wrapped where articulated's recursion looks them up (opalg.riccati imports them by name)
     real = riccati._check_axis
     monkeypatch.setattr(riccati, "_check_axis", lambda *a: full.append(a[2]) or real(*a))
     art = opalg.articulated(m, q)

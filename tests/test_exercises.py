@@ -48,7 +48,8 @@ ANSWERS = _solutions()
 @functools.lru_cache(maxsize=None)
 def _model_answer(key: str):
     """The model answer's value (its code run once per process: the accepted and the wrong-answer
-    tests of a key share it, and conftest.py's SHARED_UNITS puts the costly ones on one worker)."""
+    tests of a key share it, and tests/xdist_units.py's SHARED_UNITS puts the costly ones on one
+    worker)."""
     body, code = ANSWERS[key]
     ex = REGISTRY[key]
     assert code.strip(), f"docs/solutions: exercise {key} has no code block for its model answer"

@@ -181,8 +181,8 @@ def test_executor_is_deterministic(nb_path, notebook_execution):
 
 # --- the shared-execution plugin itself (conftest.py), on planted notebooks -----------------
 
-_PLUGIN_FILES = ("conftest.py", "tools/execute_notebooks.py", "tools/warm_kernel.py", "tools/kernel_preload.py",
-                 "tools/nbval_sanitize.cfg")
+_PLUGIN_FILES = ("conftest.py", "tests/xdist_units.py", "tools/execute_notebooks.py", "tools/warm_kernel.py",
+                 "tools/kernel_preload.py", "tools/nbval_sanitize.cfg")
 
 
 def _planted_project(tmp_path: pathlib.Path) -> pathlib.Path:
@@ -234,7 +234,7 @@ def _planted_project(tmp_path: pathlib.Path) -> pathlib.Path:
     bad.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
                                   "name": "python3"}
     nbformat.write(bad, nbs / "bad.ipynb")
-    # The ids are the notebooks' file names, as in tests/test_notebooks.py: conftest's
+    # The ids are the notebooks' file names, as in tests/test_notebooks.py: tests/xdist_units.py's
     # xdist_scope groups a test with a notebook's cells by "[<name>.ipynb]" (a bare stem left
     # the byte check to whichever worker came free, and good.ipynb then ran twice).
     (tmp_path / "test_bytes.py").write_text(

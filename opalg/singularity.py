@@ -1,0 +1,97 @@
+r"""The scale-free singularity tests of the Riccati recursion's pivots (docs/REFERENCE.md E12).
+
+Axis i of a joint "moves no mass" when D_ii ≤ c·ε·s_i with
+s_i = (|ω_i|² tr P_ωω + |v_i|² tr P_vv)/3 ([ω_i; v_i] = S_i, P = P(k)), and the
+axes are dependent at q (a singular configuration, e.g. gimbal lock) when a
+pivot d_i ≤ c·ε·D_ii (the pivot of the correlation matrix of D; the d_i are the
+E11 pivots of :mod:`opalg.riccati`).  Both sides scale alike under any change of
+length or mass units, so a 1 mm / 1 mg arm is judged exactly like a 1 m / 1 kg one.
+
+:func:`opalg.riccati.articulated` runs them on every axis before its pivot is used: the
+one-state quick test :func:`_axis_ok` first, the full :func:`_check_axis` (which words the
+errors) when it fails or the state is a batch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import ModelError, SingularConfigurationError
+from .model import Model
+
+#: c of the E12 tests: a pivot within c·ε of its scale is rounding noise.  At that
+#: point cond(ℳ) ≳ 1/(c ε) ≈ 1.4e14 and a dense LU solve has lost all accuracy too.
+PIVOT_TOL = 32 * np.finfo(float).eps
+
+
+def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(tr P_ωω / 3, tr P_vv / 3): the unit-consistent sizes of P's two diagonal blocks."""
+    return (np.trace(P[..., :3, :3], axis1=-2, axis2=-1) / 3,
+            np.trace(P[..., 3:, 3:], axis1=-2, axis2=-1) / 3)
+
+
+def _mass_scale_single(P: np.ndarray) -> tuple[float, float]:
+    """:func:`_mass_scale` of one (6, 6) float64 P in Python floats: the same sums in the same
+    order (numpy adds three terms left to right), so the same values."""
+    g = P.diagonal().tolist()
+    return (g[0] + g[1] + g[2]) / 3, (g[3] + g[4] + g[5]) / 3
+
+
+def _axis_ok(s: np.ndarray, d_i: np.ndarray, scale: tuple[float, float]) -> bool:
+    """The mass test of :func:`_check_axis` for the first axis of one float64 state (d_i is
+    D_ii), in Python floats with numpy's order of operations: True when it passes.  A False
+    (or anything unusual) sends the axis through :func:`_check_axis`, which decides and words
+    the error exactly as before."""
+    w0, w1, w2, v0, v1, v2 = s[:, 0].tolist()
+    D_ii = d_i.item()
+    ref = (w0 * w0 + w1 * w1 + w2 * w2) * scale[0] + (v0 * v0 + v1 * v1 + v2 * v2) * scale[1]
+    # ~(D_ii > tol·ref) & finite is False: it passes, or a value is not finite (an overflow,
+    # left to the overflow guard).
+    return D_ii > _TOL * ref or not (math.isfinite(D_ii) and math.isfinite(ref))
+
+
+_TOL = float(PIVOT_TOL)
+
+
+def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: bool) -> None:
+    """The E12 tests for axis i of body k, before its pivot is used (numeric only).
+
+    ``first``: axis i is the first one eliminated, so its pivot d_i is D_ii itself and
+    only the mass test applies (1-dof joints never need the dependency test).
+    """
+    s = s[..., 0]
+    d_i = d_i[..., 0, 0]
+    # D_ii = S_i* P(k) S_i, before any axis of body k was eliminated.
+    D_ii = d_i if first else np.einsum("...i,...ij,...j->...", s, P, s)
+    ref = np.sum(s[..., :3] ** 2, -1) * scale[0] + np.sum(s[..., 3:] ** 2, -1) * scale[1]
+    # Non-finite values come from an overflow, which the overflow guard reports as one.
+    finite = np.isfinite(D_ii) & np.isfinite(ref)
+    bad = ~(D_ii > PIVOT_TOL * ref) & finite
+    if np.any(bad):
+        raise ModelError(
+            f"body {k} ({model.names[k]}), joint {model.joint_names[k]}, axis {i}: moves no mass at "
+            f"this configuration (H P H* = {_first(D_ii, bad):.3e} against its scale "
+            f"{_first(ref, bad):.3e}); the joint's subtree is massless along this axis"
+        )
+    if first:
+        return
+    bad = ~(d_i > PIVOT_TOL * D_ii) & finite & np.isfinite(d_i)
+    if np.any(bad):
+        idx = tuple(int(j) for j in np.argwhere(bad)[0]) if np.ndim(bad) else ()
+        qk = np.asarray(np.broadcast_to(q, kin.batch + q.shape[-1:])[idx])[model.q_slice[k]]
+        where = f" at batch index {idx}" if idx else ""
+        sl = model.q_slice[k]
+        raise SingularConfigurationError(
+            f"body {k} ({model.names[k]}), joint {model.joint_names[k]}: singular configuration{where}, "
+            f"q[{sl.start}:{sl.stop}] = {np.round(qk, 12).tolist()}: its axes are dependent here "
+            f"(pivot of axis {i} is {_first(d_i / D_ii, bad):.1e} of its diagonal; e.g. an "
+            "Euler-angle joint in gimbal lock)",
+            body=k, joint=model.joint_names[k], q=qk,
+        )
+
+
+def _first(x, mask) -> float:
+    x = np.broadcast_to(x, np.shape(mask)) if np.ndim(mask) else x
+    return float(x[mask][0]) if np.ndim(mask) else float(x)
