@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import gc
 import importlib.util
 import json
 import os
@@ -72,6 +73,21 @@ settings.register_profile("opalg", derandomize=True, deadline=None, max_examples
 settings.register_profile("thorough", parent=settings.get_profile("opalg"), max_examples=1000,
                           derandomize=False)
 settings.load_profile("opalg")
+
+
+def pytest_collection_finish(session):
+    """After collection: make Python's cyclic garbage collector cheaper for the rest of the run.
+
+    Everything imported and collected so far lives until the end, yet every full collection
+    scanned it again; ``gc.freeze`` sets it aside.  And SymPy's derivations allocate containers
+    by the million: a first generation of 50,000 instead of 700 objects runs the collector
+    about 100 times less often (it frees the same cycles, later; memory is ample here).  Test
+    outcomes cannot depend on it.  Measured on six sympy- and simulation-heavy modules, serial:
+    1,224 collections taking 2.1 s of 82.6 s CPU before, 15 taking 0.75 s after.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
 
 
 def pytest_configure(config):

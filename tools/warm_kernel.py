@@ -215,6 +215,7 @@ def _kernel(request: dict, fds: list[int]) -> None:
 
 
 def _serve(path: str, preload: list[str]) -> None:
+    import gc
     import importlib
     import selectors
 
@@ -223,6 +224,11 @@ def _serve(path: str, preload: list[str]) -> None:
     for name in preload:
         importlib.import_module(name)
     import ipykernel.kernelapp  # noqa: F401  (the kernel itself: most of a kernel's start-up)
+    # What the imports made lives as long as every kernel forked from here: move it out of the
+    # cyclic collector's reach, so that no kernel's full collections scan it again (nor touch,
+    # and so copy, the pages it shares with the zygote).
+    gc.collect()
+    gc.freeze()
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
