@@ -10,8 +10,9 @@ finished its first typesetting (``data-mathjax="done"``, set by the page's confi
 ``mjx-merror`` element), no TeX delimiter left unrendered in the text (outside code and
 preformatted outputs), every image loaded and has alt text, every local link answers 200 and
 every ``#fragment`` exists, no JavaScript error, no local file answered with an HTTP error
-(a MathJax font or extension), and the page links the index, its previous and
-its next page; the index page links every page.  One Chromium page serves every page load.  The checker is itself checked on
+(a MathJax font or extension), the page links the index, its previous and
+its next page, and it links the site's one shared stylesheet (:data:`STYLESHEET`), which loaded
+and styles it, and inlines none of its CSS; the index page links every page.  One Chromium page serves every page load.  The checker is itself checked on
 copies of the index page with one planted fault each (:data:`BROKEN`).
 
 Without Chromium or Playwright the test is skipped, except with ``CI=true``, where it fails
@@ -23,6 +24,7 @@ from __future__ import annotations
 import functools
 import http.server
 import pathlib
+import re
 import sys
 import threading
 import urllib.error
@@ -34,6 +36,11 @@ from browser import launch, loopback_only, require_chromium_and_playwright
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGE_MS = 180_000   # generous: the slowest page typesets in a few seconds on a loaded machine
+#: The CSS every page links (nbconvert's JupyterLab styles, pygments', the site's own).
+STYLESHEET = "static/notebook.css"
+#: What only the shared stylesheet holds: JupyterLab's classes and variables, pygments' class,
+#: the site's classes.  A page's own ``<style>`` (matplotlib's animation player) has none.
+SHARED_CSS_MARKERS = ("jp-", ".highlight", "opalg-")
 
 #: The renderer composites on its main thread: these pages are loaded and read, never scrolled,
 #: clicked or animated, and the hand-offs to a compositor thread cost 13-24 % of Chromium's CPU
@@ -45,7 +52,8 @@ STATIC_PAGE_ARGS = ["--disable-threaded-compositing"]
 # What the checks read from a page, in one round trip once MathJax is done: its recorded
 # errors, error elements, TeX left as text outside code, outputs and rendered math, the images,
 # the links (nbconvert's pilcrow self-links on headings, a.anchor-link, are not navigation) and
-# the navigation's rel values.
+# the navigation's rel values, the stylesheets linked (href, rules parsed; -1: none) and two
+# computed styles only the shared stylesheet gives (a JupyterLab theme variable, the site's nav).
 PAGE_FACTS = r"""() => {
   const skip = 'pre, code, script, style, mjx-container, .jp-OutputArea-output, .output_area';
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -64,6 +72,10 @@ PAGE_FACTS = r"""() => {
     images: [...document.images].map(i => [i.naturalWidth, i.alt || '', i.src.slice(0, 60)]),
     hrefs: [...document.querySelectorAll('a[href]:not(.anchor-link)')].map(a => a.getAttribute('href')),
     rels: [...document.querySelectorAll('nav.opalg-nav a')].map(a => a.rel),
+    sheets: [...document.querySelectorAll('link[rel=stylesheet]')].map(
+      l => [l.getAttribute('href'), l.sheet ? l.sheet.cssRules.length : -1]),
+    styled: [getComputedStyle(document.body).getPropertyValue('--jp-layout-color0').trim(),
+             [...document.querySelectorAll('nav.opalg-nav')].map(n => getComputedStyle(n).display)],
   };
 }"""
 # The fragments (``#x`` links) that name no element of the page.
@@ -135,8 +147,8 @@ def browser_page(site):
             browser.close()
 
 
-def check_page(browser_page, base: str, name: str, checked_links: set[str]) -> list[str]:
-    """Load ``base + name`` and return its problems (empty if the page is fine)."""
+def check_page(browser_page, base: str, name: str, checked_links: set[str], out: pathlib.Path) -> list[str]:
+    """Load ``base + name`` (the file ``out / name``) and return its problems (empty if none)."""
     page, offsite, errors = browser_page
     offsite.clear(), errors.clear()
     problems: list[str] = []
@@ -159,6 +171,17 @@ def check_page(browser_page, base: str, name: str, checked_links: set[str]) -> l
     rels = facts["rels"]
     if not {"prev", "next", "index"} <= set(rels):
         problems.append(f"{where} navigation links {rels}")
+    sheets = facts["sheets"]
+    if [h for h, _ in sheets] != [STYLESHEET] or sheets[0][1] <= 0:
+        problems.append(f"{where} does not link the shared stylesheet {STYLESHEET} (loaded): {sheets}")
+    theme_var, nav_display = facts["styled"]
+    if not theme_var or set(nav_display) != {"flex"}:
+        problems.append(f"{where} not styled by the shared stylesheet: {facts['styled']}")
+    # The file as served (cheaper than asking Chromium for the response body).
+    inline = re.findall(r"<style\b[^>]*>(.*?)</style>", (out / name).read_text(encoding="utf-8"),
+                        re.S | re.I)
+    if any(m in css for css in inline for m in SHARED_CSS_MARKERS) or sum(map(len, inline)) > 4096:
+        problems.append(f"{where} inlines shared CSS: <style> elements of {[len(c) for c in inline]} chars")
     fragments = []   # (as written, as looked up) for the links within the page
     for href in facts["hrefs"]:
         if href.startswith(("http://", "https://", "mailto:")) and not href.startswith(base):
@@ -187,8 +210,13 @@ def test_every_page_renders_offline(site, browser_page):
     base, report, out = site
     problems: list[str] = []
     checked_links: set[str] = set()
+    # The shared stylesheet is served whole (its rules counted in each page as well).
+    assert report["stylesheet"] == STYLESHEET, report["stylesheet"]
+    with urllib.request.urlopen(base + STYLESHEET, timeout=10) as r:
+        assert r.status == 200 and r.headers.get_content_type() == "text/css", (r.status, r.headers)
+        assert len(r.read()) > 100_000
     for name in report["pages"]:
-        problems += check_page(browser_page, base, name, checked_links)
+        problems += check_page(browser_page, base, name, checked_links, out)
     assert len(report["pages"]) >= 12, report["pages"]
     # The contents page links every other page (its reading order and reference list).
     index = (out / "index.html").read_text(encoding="utf-8")
@@ -217,7 +245,7 @@ def test_page_check_reports_planted_faults(site, browser_page):
         name = f"broken-{kind}.html"
         (out / name).write_text(index.replace("<main>", "<main>" + html, 1),
                                            encoding="utf-8")
-        problems[kind] = "\n".join(check_page(browser_page, base, name, set()))
+        problems[kind] = "\n".join(check_page(browser_page, base, name, set(), out))
     assert "MathJax error" in problems["parse"] and "Double exponent" in problems["parse"], problems
     assert "MathJax error" in problems["undefined"] and "notamacro" in problems["undefined"], problems
     assert "unrendered TeX" in problems["leftover"] and "a + b" in problems["leftover"], problems
@@ -227,3 +255,18 @@ def test_page_check_reports_planted_faults(site, browser_page):
     assert "off-machine" in problems["offsite"], problems
     # Each planted page reports its own fault only (the rest of the index page is clean).
     assert "MathJax error" not in problems["image"] + problems["link"], problems
+    # The stylesheet: inlined again instead of linked (styled the same), or linked but missing.
+    link = re.search(r'<link href="([^"]+)" rel="stylesheet"/>\n', index)
+    assert link and link.group(1) == STYLESHEET, link
+    css = urllib.request.urlopen(base + STYLESHEET, timeout=10).read().decode("utf-8")
+    css = css.removeprefix('@charset "utf-8";\n')   # the page's own encoding holds inline
+    for kind, tag in [("inlined", f'<style type="text/css">\n{css}</style>\n'),
+                      ("unlinked", link.group(0).replace(STYLESHEET, "static/no-such.css"))]:
+        (out / f"broken-{kind}.html").write_text(index.replace(link.group(0), tag, 1), encoding="utf-8")
+        problems[kind] = "\n".join(check_page(browser_page, base, f"broken-{kind}.html", set(), out))
+    assert "inlines shared CSS" in problems["inlined"], problems
+    assert "does not link the shared stylesheet" in problems["inlined"], problems
+    assert "not styled" not in problems["inlined"], problems
+    assert "not styled by the shared stylesheet" in problems["unlinked"], problems
+    assert "HTTP 404" in problems["unlinked"], problems
+    assert "inlines" not in problems["unlinked"] + problems["image"], problems

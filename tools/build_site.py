@@ -15,6 +15,8 @@ Usage: ``python tools/build_site.py [--out DIR]`` (``make html``).
   notebook-standard and README pages rendered from markdown.  Every page links the index and its
   previous and next page.  Links to notebooks and rendered documents point to their pages; links
   to other repository files become plain text; image alt text is kept.
+* The CSS all pages share (nbconvert's JupyterLab styles, pygments', the site's) is one file,
+  ``DIR/static/notebook.css``, that every page links instead of inlining it (``site_css.py``).
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from site_css import (PAGE_CONFIG, PAGE_TEMPLATE, PAGE_TEMPLATE_NAME, SHEET_TEMPLATE,  # noqa: E402
+                      SHEET_TEMPLATE_NAME, STYLESHEET, stylesheet)
 from site_pages import SiteError, page_template, postprocess  # noqa: E402
 
 #: MathJax 3's combined component: TeX input with all packages, CommonHTML output, its fonts
@@ -219,8 +223,10 @@ def index_html(pages: list[Page]) -> str:
     return "\n".join(parts)
 
 
-def _exporter():
+def _exporter(template_file: str, config: dict | None = None):
+    """The site's exporter for one of the templates of :mod:`site_css` (pages or stylesheet)."""
     import jinja2
+    from traitlets.config import Config
     from nbconvert import HTMLExporter, TemplateExporter
     from nbconvert.filters.highlight import Highlight2HTML, _pygments_highlight
     from pygments.formatters import HtmlFormatter
@@ -262,8 +268,10 @@ def _exporter():
                 notebook_metadata=self._nb_metadata, parent=self, resources=resources))
             return TemplateExporter.from_notebook_node(self, nb, resources, **kw)
 
-    return SiteExporter(template_name="lab", template_file="opalg_site.html.j2",
-                        extra_loaders=[jinja2.DictLoader({"opalg_site.html.j2": page_template()})],
+    templates = {"opalg_site.html.j2": page_template(), PAGE_TEMPLATE_NAME: PAGE_TEMPLATE,
+                 SHEET_TEMPLATE_NAME: SHEET_TEMPLATE}
+    return SiteExporter(config=Config(config or {}), template_name="lab", template_file=template_file,
+                        extra_loaders=[jinja2.DictLoader(templates)],
                         mathjax_url=MATHJAX_URL, require_js_url="", sanitize_html=False,
                         # The notebook is validated once, after the preprocessors, not after
                         # each of the eleven (ten of them disabled): same pages, 1/12 the checks.
@@ -281,8 +289,8 @@ def _git_status(root: pathlib.Path) -> str | None:
 def build_site(out: pathlib.Path | None = None, root: pathlib.Path = ROOT) -> dict:
     """Export the committed notebooks and documents of ``root`` into ``out`` (never executes).
 
-    Returns a report: ``pages`` (file names in reading order), ``seconds``, ``bytes`` (size of
-    ``out``), ``plain_links`` (repository links made plain text), ``missing_alt`` (images without
+    Returns a report: ``pages`` (file names in reading order), ``stylesheet`` (the CSS file every
+    page links), ``seconds``, ``bytes`` (size of ``out``), ``plain_links`` (repository links made plain text), ``missing_alt`` (images without
     alt text, as ``page: what``).  Raises :class:`SiteError` on a syllabus mismatch, a dead local
     link or a remote script.
 
@@ -300,8 +308,16 @@ def build_site(out: pathlib.Path | None = None, root: pathlib.Path = ROOT) -> di
         shutil.rmtree(out)
     shutil.copytree(mathjax_static(), out / "mathjax")
     link_map = {p.source: p.out for p in pages if p.source}
-    exporter = _exporter()
-    report = {"pages": [p.out for p in pages], "plain_links": [], "missing_alt": []}
+    import nbformat
+
+    # The CSS every page has in common, rendered once, in one file that every page links.
+    sheet, _ = _exporter(SHEET_TEMPLATE_NAME).from_notebook_node(
+        nbformat.v4.new_notebook(), resources={"metadata": {"name": "notebook"}})
+    (out / STYLESHEET).parent.mkdir()
+    (out / STYLESHEET).write_text(stylesheet(sheet), encoding="utf-8")
+    exporter = _exporter(PAGE_TEMPLATE_NAME, PAGE_CONFIG)
+    report = {"pages": [p.out for p in pages], "plain_links": [], "missing_alt": [],
+              "stylesheet": STYLESHEET}
     for i, p in enumerate(pages):
         prev, nxt = pages[i - 1], pages[(i + 1) % len(pages)]
         nav = (f'<nav class="opalg-nav" aria-label="Pages">'
@@ -310,13 +326,11 @@ def build_site(out: pathlib.Path | None = None, root: pathlib.Path = ROOT) -> di
                f'<a rel="next" href="{nxt.out}">{_inline_md(nxt.title)} →</a></nav>')
         nb = p.nb
         if nb is None:   # the index: an empty notebook as the page shell
-            import nbformat
-
             nb = nbformat.v4.new_notebook()
         nb.metadata["title"] = re.sub(r"[$`*\\]", "", p.title)
         body, _ = exporter.from_notebook_node(
-            nb, resources={"opalg_nav": nav, "metadata": {"name": p.out[:-5],
-                                                          "path": str(root / "notebooks")}})
+            nb, resources={"opalg_nav": nav, "opalg_stylesheet": STYLESHEET, "inlining": {"css": []},
+                           "metadata": {"name": p.out[:-5], "path": str(root / "notebooks")}})
         body = postprocess(body, page=p.out, source=p.source, link_map=link_map, root=root,
                            out=out, report=report, main_html=index_html(pages) if not p.source else None)
         (out / p.out).write_text(body, encoding="utf-8")
