@@ -56,8 +56,9 @@ ROOT = pathlib.Path(__file__).resolve().parent
 
 # One BLAS thread per process, set before any worker, kernel or subprocess starts (they inherit
 # it).  The suite already runs one worker per core, each with its notebook kernels; OpenBLAS's
-# own pool (a thread per core) on top oversubscribes the cores and its idle threads spin: in the
-# suite tests/test_fijany_forward.py took 11.7 s of test time with the pool and 2.3 s without.
+# own pool (a thread per core) on top oversubscribes the cores, and its idle threads spin.  In
+# paired whole-suite runs, tests/test_fijany_forward.py (dense solves of up to 64 blocks) took
+# 3.5 s of test time with the pool and 1.5 s without; most tests' matrices are too small for it.
 # `make reproduce` sets the same (tools/reproduce.py), so the committed outputs are computed
 # as they are checked, whatever the machine's core count.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
