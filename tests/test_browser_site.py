@@ -10,10 +10,11 @@ finished its first typesetting (``data-mathjax="done"``, set by the page's confi
 ``mjx-merror`` element), no TeX delimiter left unrendered in the text (outside code and
 preformatted outputs), every image loaded and has alt text, every local link answers 200 and
 every ``#fragment`` exists, no JavaScript error, no local file answered with an HTTP error
-(a MathJax font or extension), the page links the index, its previous and
-its next page, and it links the site's one shared stylesheet (:data:`STYLESHEET`), which loaded
-and styles it, and inlines none of its CSS; the index page links every page.  One Chromium page serves every page load.  The checker is itself checked on
-copies of the index page with one planted fault each (:data:`BROKEN`).
+(a MathJax font or extension), the page links the index, its previous and its next page, and
+it links the site's one shared stylesheet (:data:`STYLESHEET`), which loaded and styles it, and
+inlines none of its CSS; the index page links every page.  One Chromium page serves every page
+load.  The checker is itself checked on copies of the index page with one planted fault each
+(:data:`BROKEN`).
 
 Without Chromium or Playwright the test is skipped, except with ``CI=true``, where it fails
 (``.ci/run`` installs Chromium).

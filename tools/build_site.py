@@ -290,9 +290,9 @@ def build_site(out: pathlib.Path | None = None, root: pathlib.Path = ROOT) -> di
     """Export the committed notebooks and documents of ``root`` into ``out`` (never executes).
 
     Returns a report: ``pages`` (file names in reading order), ``stylesheet`` (the CSS file every
-    page links), ``seconds``, ``bytes`` (size of ``out``), ``plain_links`` (repository links made plain text), ``missing_alt`` (images without
-    alt text, as ``page: what``).  Raises :class:`SiteError` on a syllabus mismatch, a dead local
-    link or a remote script.
+    page links), ``seconds``, ``bytes`` (size of ``out``), ``plain_links`` (repository links
+    made plain text), ``missing_alt`` (images without alt text, as ``page: what``).  Raises
+    :class:`SiteError` on a syllabus mismatch, a dead local link or a remote script.
 
     Examples
     --------
