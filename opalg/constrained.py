@@ -238,12 +238,21 @@ def solve_augmented(M, Q, F, B, h, Z, check: bool = True) -> Solution:
     (array([1., 1.]), array([1.]))
     """
     M, Q, F, B, h, Z = _system(M, Q, F, B, h, Z)
-    c, n = B.shape
     if check:
         _check_feasible(M, B, Z, "augmented matrix")
-    K = np.block([[M, -Z.T], [B, np.zeros((c, c))]])
+    return _augmented_solve(M, F - Q, B, h, Z)
+
+
+def _augmented_solve(M, r, B, h, Z) -> Solution:
+    """``[[M, −Zᵀ], [B, 0]] [ẏ; v] = [r; h]`` for validated float64 arrays: the solve of
+    :func:`solve_augmented`, which the Ider integrator also calls with its own checked arrays."""
+    c, n = B.shape
+    K = np.zeros((n + c, n + c))
+    K[:n, :n] = M
+    K[:n, n:] = -Z.T
+    K[n:, :n] = B
     try:
-        x = np.linalg.solve(K, np.concatenate([F - Q, h]))
+        x = np.linalg.solve(K, np.concatenate([r, h]))
     except np.linalg.LinAlgError:
         raise InfeasibleDirections("augmented matrix is exactly singular") from None
     return Solution(x[:n], x[n:])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import crba_world, dynamics
-from ..constrained import InfeasibleDirections, Solution, solve_augmented
+from ..constrained import Solution, _augmented_solve, solve_augmented
 from ._bias import OneStateBias
 from ._mass import ChainMass
 
@@ -103,20 +103,10 @@ def solve_augmented_step(M, Q, B, h, Z) -> Solution:
     """``solve_augmented(M, Q, 0, B, h, Z, check=False)`` for the right-hand side's own arrays.
 
     M and Q come from :class:`ArmState` (finite float64, checked there), B, h and Z are float64
-    of shapes (c, n), (c,), (c, n); the public call re-validates all six and assembles the
-    matrix with ``np.block`` (about a third of its time).  Here the same matrix, the same
-    right-hand side ``0 − Q`` and the same ``np.linalg.solve`` call, so the solution is bit for
-    bit the same; a B or h that is not finite goes to the public call, which raises as usual.
+    of shapes (c, n), (c,), (c, n): the public call's re-validation of all six is skipped, and
+    its solve is run as it is (so the solution is bit for bit the same); a B or h that is not
+    finite goes to the public call, which raises as usual.
     """
     if not (np.isfinite(B).all() and np.isfinite(h).all()):
         return solve_augmented(M, Q, np.zeros(len(Q)), B, h, Z, check=False)
-    c, n = B.shape
-    K = np.zeros((n + c, n + c))
-    K[:n, :n] = M
-    K[:n, n:] = -Z.T
-    K[n:, :n] = B
-    try:
-        x = np.linalg.solve(K, np.concatenate([np.zeros(n) - Q, h]))
-    except np.linalg.LinAlgError:
-        raise InfeasibleDirections("augmented matrix is exactly singular") from None
-    return Solution(x[:n], x[n:])
+    return _augmented_solve(M, np.zeros(len(Q)) - Q, B, h, Z)
