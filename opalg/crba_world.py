@@ -24,7 +24,6 @@ import numpy as np
 
 from . import _backend as bk
 from . import opcount
-from .joints import TreeTransform
 from .kinematics import _split_transform, up_transform
 from .model import Model
 
@@ -125,7 +124,7 @@ class _Plan:
         self.msum = msum
         self.groups, self.others = _groups(model)
         if self.groups is not None and not self.others:   # 1-dof joints only: S constant (N, 6)
-            self.S_const = np.concatenate([model._up_cache[k].S.T for k in range(n)], 0).astype(float)
+            self.S_const = np.concatenate([model._tree_transform(k).S.T for k in range(n)], 0).astype(float)
             self.S_linear = bool(np.any(self.S_const[:, 3:]))
         #: numeric inertias and joints: the common-frame route applies
         self.numeric = self.groups is not None and I.dtype.kind == "f"
@@ -171,9 +170,7 @@ def _groups(model: Model):
         if joint.ndof != 1:
             others.append(k)
             continue
-        fast = model._up_cache.get(k)
-        if fast is None:
-            fast = model._up_cache[k] = TreeTransform(joint, *model.placements[k])
+        fast = model._tree_transform(k)
         if fast.stacked is None:
             return None, None
         rs = [_split_transform(fast(np.array(t)))[1] for t in (0.0, 1.0, -0.7, 2.3)]
@@ -221,7 +218,7 @@ def _state_last(model: Model, q):
         S[k] = np.broadcast_to(Sk, (b,) + Sk.shape[-2:]).transpose(2, 1, 0)
     for k in range(n):
         if S[k] is None:
-            S[k] = np.broadcast_to(model._up_cache[k].S.T[:, :, None], (1, 6, b))
+            S[k] = np.broadcast_to(model._tree_transform(k).S.T[:, :, None], (1, 6, b))
     return T, np.concatenate(S, 0)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from . import _backend as bk
 from . import opcount
 from .errors import StateError
-from .joints import TreeTransform, joint_transform
+from .joints import joint_transform
 from .model import Model
 from .quaternion import UNIT_TOL
 from .spatial import cross_force, cross_motion
@@ -256,7 +256,7 @@ def up_transform(model: Model, k: int, qk) -> tuple[np.ndarray, np.ndarray]:
 
     A 1-dof joint uses its :class:`opalg.joints.TreeTransform` (a constant
     combination of a few scalar functions of q, X_T included: the batch code's hot
-    path), built once per body in ``model._up_cache``; ``S`` is then the constant
+    path), built once per body and kept on the model; ``S`` is then the constant
     axis (6, 1).  Multi-axis joints compose :func:`opalg.joints.joint_transform`
     with X_T.
 
@@ -272,9 +272,7 @@ def up_transform(model: Model, k: int, qk) -> tuple[np.ndarray, np.ndarray]:
     if joint.ndof != 1:
         XJ, S = joint_transform(joint, qk)
         return bk.matmul(XJ, model.X_tree[k]), S
-    fast = model._up_cache.get(k)
-    if fast is None:
-        fast = model._up_cache[k] = TreeTransform(joint, *model.placements[k])
+    fast = model._tree_transform(k)
     return fast(qk[..., 0]), fast.S
 
 

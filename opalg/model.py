@@ -34,6 +34,7 @@ from . import _checks as chk
 from ._checks import is_rotation  # noqa: F401  (public: opalg.model.is_rotation)
 from .errors import ModelError
 from .joints import Joint  # defined there; opalg.model.Joint stays importable
+from .joints import TreeTransform
 from .spatial import motion_transform, spatial_inertia
 
 
@@ -223,11 +224,19 @@ class Model:
             self.I_spatial = tuple(_symmetric(spatial_inertia(m_all, c_all, J_all)))
         else:
             self.I_spatial = tuple(_symmetric(spatial_inertia(i.mass, i.com, i.I_com)) for i in self.inertias)
-        self._up_cache: dict = {}  # body k -> joints.TreeTransform, filled by kinematics.up_transform
+        self._up_cache: dict = {}  # body k -> joints.TreeTransform, filled by _tree_transform
         self._crba_layout = None   # (start, stop, perm) column layout, filled by dynamics.crba
         self._crba_world = None    # crba_world._Plan (levels, masks, inertia parameters)
         self.symbolic = bk.is_symbolic(*self.X_tree, *self.I_spatial, self.gravity,
                                        *[j.axes for j in self.joints])
+
+    def _tree_transform(self, k: int) -> TreeTransform:
+        """Body k's :class:`opalg.joints.TreeTransform` (a 1-dof joint's ^kX_℘ with X_T, as a
+        constant combination of scalar functions of q_k), built on first use and kept."""
+        fast = self._up_cache.get(k)
+        if fast is None:
+            fast = self._up_cache[k] = TreeTransform(self.joints[k], *self.placements[k])
+        return fast
 
     @cached_property
     def joint_sizes(self) -> tuple[int, ...]:

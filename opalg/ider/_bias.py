@@ -17,7 +17,6 @@ import numpy as np
 
 from .. import _backend as bk
 from ..joints import Joint, joint_velocity
-from ..kinematics import up_transform
 from ..spatial import _cross_single
 
 
@@ -44,8 +43,7 @@ class OneStateBias:
             joint = model.joints[k]
             if joint.ndof != 1 or type(joint).velocity is not Joint.velocity:
                 return None
-            up_transform(model, k, np.zeros(1))        # fills model._up_cache[k]
-            f = model._up_cache[k]
+            f = model._tree_transform(k)
             if f.stacked is None or f.S.shape != (6, 1) or f.S.dtype != np.float64:
                 return None
             fast.append(f)
