@@ -65,7 +65,7 @@ class _Tracker:
                 for func_i in funcset:
                     if func_i >= min_func_i:
                         count[func_i] += 1
-        for func_i in [f for f, c in count.items() if c >= 1]:
+        for func_i in count:                   # every count is >= 1 here
             if func_i in largest:
                 count[func_i] += 1
         return {k: v for k, v in count.items() if v >= 2}
