@@ -584,11 +584,17 @@ class DenseRoute:
     def M_used(self):
         return self.mass if self._M_used is None else self._M_used
 
+    #: The cached values that depend on the state alone, which :meth:`with_solver` shares.
+    STATE_CACHES = ("mass",)
+
     def with_solver(self, M_used, method) -> "DenseRoute":
         """The same route (model, state: φ, Hφ, M shared, not rebuilt) solving with ``M_used``
-        by ``method``: what ``DenseRoute(model, q, qd, M_used, method)`` builds."""
+        by ``method``: what ``DenseRoute(model, q, qd, M_used, method)`` builds.  Every other
+        cached value (``Minv``, and any added later) is dropped, to be formed for this solver."""
         other = copy.copy(self)
-        other.__dict__.pop("Minv", None)      # the one cached value that depends on the solver
+        for name, attr in vars(DenseRoute).items():
+            if isinstance(attr, cached_property) and name not in self.STATE_CACHES:
+                other.__dict__.pop(name, None)
         other._M_used, other.method = M_used, method
         return other
 
