@@ -16,16 +16,16 @@ import sys
 import numpy as np
 
 
-def _zero_or_symbol(v) -> int:
-    """1 for an exact numeric zero, 2 for a sympy expression that is not a number, else 0."""
+def _zero_or_symbol(v, Basic, Expr) -> int:
+    """1 for an exact numeric zero, 2 for a sympy expression that is not a number, else 0
+    (``Basic`` and ``Expr``: sympy's classes)."""
     t = type(v)
     if t is float or t is int:
         return 1 if v == 0 else 0
-    sp = sys.modules.get("sympy")
-    if sp is not None and isinstance(v, sp.Basic):
+    if isinstance(v, Basic):
         if v.is_Number:
             return 1 if v.is_zero else 0
-        return 2 if isinstance(v, sp.Expr) else 0
+        return 2 if isinstance(v, Expr) else 0
     if isinstance(v, (np.floating, np.integer)):
         return 1 if v == 0 else 0
     return 0
@@ -37,7 +37,8 @@ def object_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
     The result is the expression numpy's ``A @ B`` gives, with one difference: a non-number
     expression sympy knows to be infinite (a symbol declared so; ``oo`` is a number and keeps
-    sympy's nan), times 0, gives 0 here and nan in sympy (the recursions have none).  Operands numpy would refuse (shapes, 1-D) go to numpy's own ``A @ B``.
+    sympy's nan), times 0, gives 0 here and nan in sympy (the recursions have none).  Operands
+    numpy would refuse (shapes, 1-D) go to numpy's own ``A @ B``.
 
     Examples
     --------
@@ -55,11 +56,11 @@ def object_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     m, n, p = A.shape[-2], A.shape[-1], B.shape[-1]
     A, B = np.broadcast_to(A, batch + (m, n)), np.broadcast_to(B, batch + (n, p))
     out = np.empty(batch + (m, p), dtype=object)
-    zero = sp.S.Zero
+    zero, Basic, Expr = sp.S.Zero, sp.Basic, sp.Expr
     for idx in np.ndindex(batch):
         a, b = A[idx].tolist(), B[idx].tolist()   # (float entries become Python floats, as in numpy)
-        ka = [[_zero_or_symbol(v) for v in row] for row in a]
-        kb = [[_zero_or_symbol(v) for v in row] for row in b]
+        ka = [[_zero_or_symbol(v, Basic, Expr) for v in row] for row in a]
+        kb = [[_zero_or_symbol(v, Basic, Expr) for v in row] for row in b]
         o = out[idx]
         for i in range(m):
             ai, kai = a[i], ka[i]
