@@ -329,6 +329,8 @@ def build_site(out: pathlib.Path | None = None, root: pathlib.Path = ROOT) -> di
             nb = nbformat.v4.new_notebook()
         nb.metadata["title"] = re.sub(r"[$`*\\]", "", p.title)
         body, _ = exporter.from_notebook_node(
+            # "inlining": what the template inlines; empty, as the pygments preprocessor that
+            # fills it is off for pages (PAGE_CONFIG: its rules are in the stylesheet).
             nb, resources={"opalg_nav": nav, "opalg_stylesheet": STYLESHEET, "inlining": {"css": []},
                            "metadata": {"name": p.out[:-5], "path": str(root / "notebooks")}})
         body = postprocess(body, page=p.out, source=p.source, link_map=link_map, root=root,
