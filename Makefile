@@ -88,10 +88,5 @@ bench-closed: venv
 	$(PY) benchmarks/bench_closed.py
 	$(PY) benchmarks/bench_multiarm.py
 
-# Wall time of `make test`'s pytest by phase (collection, notebooks, the rest): a few minutes.
-.PHONY: bench-suite
-bench-suite: venv
-	$(PY) benchmarks/bench_suite.py
-
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -18,6 +18,8 @@ import pytest
 
 import opalg
 
+import ledger
+
 #: A string that sympify() would *evaluate*: it sets FLAG on builtins (and returns 1).
 FLAG = "_opalg_test_string_was_evaluated"
 EVIL = f"__import__('builtins').__setattr__('{FLAG}', True) or 1"
@@ -104,21 +106,68 @@ def rel_err(a, b, scale=None) -> float:
     return diff / ref
 
 
+#: Machine epsilon of float64 (2.2e-16): the unit of every round-off tolerance.
+EPS = float(np.finfo(float).eps)
+
+
+class Tol(float):
+    """A tolerance that carries its derivation, ``why`` (shown on failure and in the ledger).
+
+    >>> t = Tol(1e-10, "measured: worst 2e-13 over 200 states, 500x margin")
+    >>> float(t), t.why
+    (1e-10, 'measured: worst 2e-13 over 200 states, 500x margin')
+    """
+
+    why: str
+
+    def __new__(cls, value: float, why: str):
+        self = super().__new__(cls, value)
+        self.why = why
+        return self
+
+
+def cond_tol(cond: float, k: float = 100.0, what: str = "ℳ") -> Tol:
+    """``k·cond·ε``: the forward-error bound of a backward-stable route, with the condition
+    number ``cond`` computed in the test (k covers the size-dependent constant of the bound).
+
+    >>> t = cond_tol(1e3, k=10)
+    >>> float(t) == 10 * 1e3 * EPS, t.why
+    (True, '10·cond(ℳ)·ε, cond = 1.0e+03')
+    """
+    cond = float(cond)
+    return Tol(k * max(cond, 1.0) * EPS, f"{k:g}·cond({what})·ε, cond = {cond:.1e}")
+
+
+def measured(tol: float, worst: float, over: str) -> Tol:
+    """A bound measured over many random cases: ``worst`` seen ``over`` them (>= 10x margin).
+
+    >>> measured(1e-12, 3e-15, "500 random chains and trees").why
+    'measured: worst 3e-15 over 500 random chains and trees (333x margin)'
+    """
+    if not tol >= 10 * worst:
+        raise ValueError(f"a measured tolerance needs >= 10x margin: {tol:g} vs worst {worst:g}")
+    return Tol(tol, f"measured: worst {worst:.0e} over {over} ({tol / worst:.0f}x margin)")
+
+
 def assert_close(a, b, rtol, what, scale=None) -> float:
     """Assert ``rel_err(a, b, scale) <= rtol``; return the relative error.
 
     The failure message names the quantity and gives the relative error, the
-    largest entrywise deviation and where it occurs.
+    largest entrywise deviation and where it occurs.  Inside a test marked
+    ``verifies`` the comparison is recorded in the ledger (tests/ledger.py), with
+    ``rtol.why`` when ``rtol`` is a :class:`Tol`.
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         raise AssertionError(f"{what}: shapes differ, {a.shape} vs {b.shape}")
     err = rel_err(a, b, scale)
+    ledger.check(what, err, rtol)
     if not err <= rtol:  # also catches NaN
         d = np.abs(a - b)
         idx = np.unravel_index(int(np.argmax(d)), d.shape) if d.size else ()
+        why = getattr(rtol, "why", None)
         raise AssertionError(
-            f"{what}: relative error {err:.3e} > rtol {rtol:.1e} "
+            f"{what}: relative error {err:.3e} > rtol {rtol:.1e}{f' ({why})' if why else ''} "
             f"(max |diff| {d.max() if d.size else 0:.3e} at index {tuple(int(i) for i in idx)}; "
             f"|a| = {np.linalg.norm(a):.3e}, |b| = {np.linalg.norm(b):.3e})"
         )

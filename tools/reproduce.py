@@ -9,7 +9,6 @@ in ``FIGURE_SCRIPTS`` run as ``python -m``.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import subprocess
 import sys
@@ -23,9 +22,6 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("notebooks", nargs="*", type=pathlib.Path)
     args = ap.parse_args(argv)
-    # One BLAS thread in every kernel and figure script, as the test suite runs them (conftest.py):
-    # the outputs then do not depend on how many cores this machine has.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     sys.path.insert(0, str(ROOT / "tools"))
     from execute_notebooks import execute_all
 
