@@ -14,7 +14,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# Modules whose ``__main__`` regenerates PNG/CSV files in figures/ (added by later issues).
+# Modules whose ``__main__`` writes PNG/CSV figures; here into the committed figures/ (run by
+# hand, they write to a git-ignored build/figures/: only `make reproduce` rewrites committed files).
 FIGURE_SCRIPTS: list[str] = ["opalg.ider", "opalg.symbolic"]
 
 
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
                                   if ".ipynb_checkpoints" not in p.parts)
     execute_all(nbs)
     for mod in FIGURE_SCRIPTS:
-        subprocess.run([sys.executable, "-m", mod], cwd=ROOT, check=True)
+        subprocess.run([sys.executable, "-m", mod, "--outdir", "figures"], cwd=ROOT, check=True)
     print(f"reproduce: {len(nbs)} notebook(s), {len(FIGURE_SCRIPTS)} figure script(s)")
     return 0
 

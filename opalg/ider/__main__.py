@@ -1,4 +1,4 @@
-"""Regenerate the Ider (1990) figures: ``python -m opalg.ider [--outdir figures]``.
+"""Regenerate the Ider (1990) figures: ``python -m opalg.ider [--outdir DIR]``.
 
 Writes, deterministically (fixed sampling, Agg PNGs without software metadata, at the
 notebooks' :data:`opalg.display.DPI` with a tight bounding box — the same bytes the notebook
@@ -31,7 +31,8 @@ def main(argv=None) -> int:
     import matplotlib.pyplot as plt
 
     ap = argparse.ArgumentParser(description="Regenerate the Ider (1990) figures.")
-    ap.add_argument("--outdir", type=pathlib.Path, default=pathlib.Path("figures"))
+    ap.add_argument("--outdir", type=pathlib.Path, default=pathlib.Path("build/figures"),
+                    help="where to write (default build/figures, git-ignored; `make reproduce` passes figures/, the committed copies)")
     args = ap.parse_args(argv)
     # Only the command-line entry point picks a backend: importing opalg.ider.figures from a
     # notebook must leave the inline backend alone.

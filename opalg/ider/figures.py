@@ -226,12 +226,23 @@ def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int 
 
 
 def write_csv(path_, conv: IderResult, ctrl: IderResult) -> None:
-    """The plotted data as CSV: t, then per run and joint Δθ (deg), θ̇ (rad/s), T (N·m); 10 digits."""
-    cols, names = [conv.t], ["t_s"]
+    """The plotted data as CSV: t, then per run and joint Δθ (deg), θ̇ (rad/s), T (N·m); ten
+    digits relative to the largest value of that quantity over both runs and all joints."""
+    cols, names, kinds = [conv.t], ["t_s"], ["t"]
     for tag, r in (("conv", conv), ("ctrl", ctrl)):
         d, rate, T = (series(r, kind) for kind in ("displacements", "rates", "moments"))
         for i in range(3):
             cols += [d[:, i], rate[:, i], T[:, i]]
             names += [f"{tag}_dtheta{i + 1}_deg", f"{tag}_rate{i + 1}_rad_s", f"{tag}_moment{i + 1}_Nm"]
-    np.savetxt(path_, np.column_stack(cols), delimiter=",", header=",".join(names), comments="",
-               fmt="%.9e")
+            kinds += ["dtheta", "rate", "moment"]
+    data = np.column_stack(cols)
+    # Rounded to a step set by the quantity's own size, not by each entry's: an entry that is
+    # zero in theory (motor 1's moment in the control-force run) is round-off, whose digits
+    # differ from CPU to CPU, and is written as the 0 it is.
+    kinds = np.array(kinds)
+    for kind in set(kinds):
+        scale = np.abs(data[:, kinds == kind]).max()
+        if scale > 0:
+            step = 10.0 ** (np.floor(np.log10(scale)) - 9)
+            data[:, kinds == kind] = np.round(data[:, kinds == kind] / step) * step + 0.0
+    np.savetxt(path_, data, delimiter=",", header=",".join(names), comments="", fmt="%.9e")

@@ -1,4 +1,4 @@
-"""Regenerate the deployment figures of the 1998 tree: ``python -m opalg.symbolic [--outdir figures]``.
+"""Regenerate the deployment figures of the 1998 tree: ``python -m opalg.symbolic [--outdir DIR]``.
 
 Writes, deterministically (fixed sampling, Agg PNGs without software metadata, by
 :func:`opalg.display.png_bytes`: the notebooks' DPI, a tight bounding box):
@@ -109,7 +109,8 @@ def write_csv(path: pathlib.Path, fixed, spinning, system) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--outdir", type=pathlib.Path, default=pathlib.Path("figures"))
+    ap.add_argument("--outdir", type=pathlib.Path, default=pathlib.Path("build/figures"),
+                    help="where to write (default build/figures, git-ignored; `make reproduce` passes figures/, the committed copies)")
     args = ap.parse_args(argv)
     args.outdir.mkdir(parents=True, exist_ok=True)
     fixed, spinning, system = runs()
