@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv test reproduce figures lab html student bench bench-core bench-hybrid clean panel
+.PHONY: venv test reproduce figures lab html student bench bench-core bench-hybrid clean panel ledger
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "opalg needs Python >= 3.11, found " + sys.version'
@@ -43,6 +43,15 @@ test: venv
 
 reproduce: venv
 	$(PYCACHE) $(PY) tools/reproduce.py
+
+# The verification ledger (tools/ledger.py): the tests marked `verifies` run once more and record
+# what they compare; build/ledger/LEDGER.md and the site (with its page ledger.html) are written.
+LEDGER := $(CURDIR)/build/ledger
+ledger: venv
+	rm -rf $(LEDGER)
+	OPALG_LEDGER=$(LEDGER)/records $(PY) -m pytest opalg tests -m verifies -q
+	$(PY) tools/ledger.py $(LEDGER)/records --out $(LEDGER)
+	$(PY) tools/build_site.py
 
 lab: venv
 	$(VENV)/bin/jupyter lab notebooks

@@ -47,7 +47,9 @@ WORDS_PER_MINUTE = 150
 MINUTES_PER_CODE_CELL = 0.5
 #: Markdown documents rendered as pages: (repository path, page file name).
 DOCUMENTS = [("docs/NOTATION.md", "notation.html"), ("docs/REFERENCE.md", "reference.html"),
-             ("notebooks/README.md", "notebook-standard.html"), ("README.md", "readme.html")]
+             ("notebooks/README.md", "notebook-standard.html"), ("README.md", "readme.html"),
+             # The verification ledger, when `make ledger` has written it (it is not committed).
+             ("build/ledger/LEDGER.md", "ledger.html")]
 
 
 @dataclass
