@@ -5,11 +5,12 @@ so the numbers are those the property tests judge) with a seeded numpy driver, a
 per joint-kind category (revolute-only, prismatic, helical, multi-axis, spherical: the most
 demanding joint a model has) and per recursion:
 
-* models; states judged (not refused); states failing ``err <= 10 err_dense + 1e-13``
-  (err_dense: the larger of the LU and Cholesky errors of the dense route at that state)
+* models; states judged (not refused); states failing ``err <= 10 err_dense + floor``
+  (err_dense: the largest error of the float64 dense routes at that state; floor: ACC eps, plus
+  min(cond_eq(ℳ) eps, LOST) for the recursions that solve with ℳ, see ``tests/test_property.py``)
   or refused without justification (a refused call counts all its states);
 * the worst err / (cond(ℳ) eps), the classical bound's share the recursion uses;
-* the worst err / err_dense (err_dense floored at eps) and the worst err / (10 err_dense + 1e-13)
+* the worst err / err_dense (err_dense floored at eps) and the worst err / (10 err_dense + floor)
   (the criterion's ratio: > 1 fails);
 * refusals (OpalgError of a whole batched call): allowed (LU lost at some state of the
   call) / unjustified, with their reasons below the table.
@@ -100,7 +101,7 @@ def show(seed, args):
         for r in tp.evaluate(case, name, sts):
             verdict = "ok  " if r.ok else "FAIL"
             print(f"{name:15s} {str(r.state):8s} {verdict} err {r.err:9.2e}  err_dense {r.err_dense:9.2e}  "
-                  f"cond {r.cond:9.2e}  LU lost {str(r.lost):5s} {r.refused or ''} {r.why}")
+                  f"cond {r.cond:9.2e}  cond_eq {r.cond_eq:9.2e}  LU lost {str(r.lost):5s} {r.refused or ''} {r.why}")
 
 
 def main(argv=None):
@@ -151,8 +152,8 @@ def main(argv=None):
     print(f"helical joints: {'yes' if tp.HELICAL else 'not in opalg yet'}; "
           f"builder joints={tp.BUILDER_JOINTS!r}; "
           f"extended reference: {'yes' if tp.EXTENDED else 'NO (reference-based rows skipped)'}")
-    print("criterion: err <= %g err_dense + %g; refusal allowed only where LU is lost (rel. error > %g)"
-          % (tp.FACTOR, tp.FLOOR, tp.LOST))
+    print("criterion: err <= %g err_dense + %g eps [+ min(cond_eq eps, %g) for %s]; refusal allowed only "
+          "where LU is lost (rel. error > %g)" % (tp.FACTOR, tp.ACC, tp.LOST, ", ".join(tp.SOLVES), tp.LOST))
     print("models per category: " + ", ".join(f"{c} {per_cat[c]}" for c in tp.CATEGORIES))
     print()
     head = (f"{'category':14s} {'recursion':15s} {'models':>6s} {'judged':>6s} {'fail':>5s} "
