@@ -7,8 +7,11 @@
   mixed batches;
 * forward with Baumgarte terms against the dense KKT solve with U − 2αG_cθ̇ − β²e(q).
 
-Tolerances as in tests/test_closed.py: 1e-13·cond of the matrix solved (a few hundred ε of
-backward error times cond).
+Tolerances as in tests/test_closed.py: K_SOLVE·cond·ε = 450·cond·ε of the matrix solved (a few
+hundred ε of backward error times cond; cond computed in the test).  Measured over 155 random
+closed systems under three BLAS/SIMD kernels: the column passes ≤ 0.27 cond(ℳ) ε, Baumgarte rows
+≤ 1.4 cond(KKT) ε; the Cholesky fast path against the eigen route ≤ 1.7 cond ε over 400 random
+spectra (relative to ‖A⁺‖‖r‖, see test_solve_compliance_fast_path_matches_eigen_route).
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ import opalg
 from opalg.closed import random_closed_system, solve_compliance
 from opalg.closed.passes import column_compliance
 
-from helpers import assert_close
+from helpers import assert_close, cond_tol
+
+#: k of k·cond·ε (tests/test_closed.py)
+K_SOLVE = 450
 
 CASES = [
     (8, "chain", ("branch",), ("weld",), 0),
@@ -40,6 +46,7 @@ def system(case, joints="all"):
 PAIRS = [(c, "all") for c in CASES] + [(c, "revolute") for c in CASES[:3]]
 
 
+@pytest.mark.verifies("H4", "H5", route="Λ_c⁻¹ by the column passes vs the Ω route and dense G_c ℳ⁻¹ G_cᵀ")
 @pytest.mark.parametrize("case, joints", PAIRS, ids=[f"{c[1]}-{'+'.join(c[2])}-{j}" for c, j in PAIRS])
 def test_column_compliance_matches_omega_and_dense(case, joints):
     """joints="all" has multi-axis joints (the general pivot steps), "revolute" the inline 1-dof ones."""
@@ -50,8 +57,9 @@ def test_column_compliance_matches_omega_and_dense(case, joints):
     dense = G @ np.linalg.solve(M, np.swapaxes(G, -1, -2))
     cond = max(np.linalg.cond(M[i]) for i in range(2))
     cols = column_compliance(sys.model, qs, system=sys)
-    assert_close(cols, dense, 1e-13 * cond, "Λ_c⁻¹ by the column passes vs G ℳ⁻¹ Gᵀ")
-    assert_close(cols, sys.compliance(qs), 1e-13 * cond, "Λ_c⁻¹ by the column passes vs the Ω route")
+    tol = cond_tol(cond, K_SOLVE, "ℳ")
+    assert_close(cols, dense, tol, "Λ_c⁻¹ by the column passes vs G ℳ⁻¹ Gᵀ")
+    assert_close(cols, sys.compliance(qs), tol, "Λ_c⁻¹ by the column passes vs the Ω route")
 
 
 def eigen_least_norm(A, r, rcond):
@@ -70,8 +78,13 @@ def spd(rng, eigs):
     return (Q * np.asarray(eigs)) @ Q.T
 
 
+@pytest.mark.verifies("H5", route="solve_compliance's Cholesky path vs an eigen-decomposition least-norm solve")
 @pytest.mark.parametrize("kind", ["well", "near_cutoff", "singular", "mixed"])
 def test_solve_compliance_fast_path_matches_eigen_route(kind):
+    """Same rank and λ.  λ to 45 cond ε relative to ‖A⁺‖‖r‖ = ‖r‖/λ_min (the least-norm
+    solution's own size scale: a λ nearly orthogonal to the kept eigenvectors has no relative
+    yardstick of its own — 90 cond ε relative to ‖λ‖ was seen on a random 2×2 of rank 1); measured
+    ≤ 1.7 cond ε over 400 random spectra under three kernels."""
     rng = np.random.default_rng(11)
     rcond = 1e-10
     spectra = {
@@ -87,10 +100,13 @@ def test_solve_compliance_fast_path_matches_eigen_route(kind):
     ref, rank_ref = eigen_least_norm(A, r, rcond)
     assert rank.tolist() == rank_ref.tolist()
     for i, s in enumerate(spectra):
-        cond = max(s) / min(x for x in s if x > rcond * max(s))
-        assert_close(lam[i], ref[i], 1e-14 * cond, f"λ of state {i} vs eigen route")
+        kept = min(x for x in s if x > rcond * max(s))
+        cond = max(s) / kept
+        assert_close(lam[i], ref[i], cond_tol(cond, 45, "Λ_c⁻¹ kept"), f"λ of state {i} vs eigen route",
+                     scale=np.linalg.norm(r[i]) / kept)
 
 
+@pytest.mark.verifies("H5", "H6", route="forward with Baumgarte rows vs the dense KKT LU solve")
 def test_forward_with_baumgarte_matches_dense_kkt():
     """Off the manifold (e ≠ 0, G_cθ̇ ≠ 0): the stabilized constraint row, dense KKT built here."""
     sys, q0 = system(CASES[3])
@@ -106,4 +122,4 @@ def test_forward_with_baumgarte_matches_dense_kkt():
     K = np.block([[M, G.T], [G, np.zeros((m, m))]])
     x = np.linalg.solve(K, np.concatenate([tau - C, U]))
     assert np.linalg.norm(sys.constraint_error(q)) > 1e-3        # the β² term does enter
-    assert_close(qdd, x[:N], 1e-13 * np.linalg.cond(K), "θ̈ with Baumgarte vs dense KKT")
+    assert_close(qdd, x[:N], cond_tol(np.linalg.cond(K), K_SOLVE, "KKT"), "θ̈ with Baumgarte vs dense KKT")

@@ -9,8 +9,9 @@ compared, at closed configurations with θ̇ = 0 (where neither side's drift or 
 acts): θ̈, and the joint-space constraint force (Pinocchio: ℳθ̈ + C = τ + Jᵀλ, opalg:
 ℳθ̈ + C = τ − G_cᵀλ, so G_cᵀλ = −Jᵀλ_pin).
 
-Tolerance 1e-13·cond(KKT): both sides solve the same KKT system with backward-stable
-factorizations (measured ≤ 3e-14 at cond ≤ 1e4).
+Tolerance 450·cond(KKT)·ε (≈ 1e-13·cond, cond computed in the test): both sides solve the same KKT
+system with backward-stable factorizations (measured ≤ 3e-14 at cond ≤ 1e4).  The proximal and
+lcaba comparisons are bounded by Pinocchio's iteration accuracy, stated where they are used.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import opalg
 from opalg.closed import ClosedSystem, LoopClosure, RankDeficientWarning, four_bar, random_closed_system
 from opalg.closed.pinocchio_check import delassus_comparison, lcaba_qdd, pinocchio_constraints
 
-from helpers import assert_close
+from helpers import Tol, assert_close, cond_tol
 
 CASES = [   # (n, n_loops, seed, kinds, where)
     (12, 2, 6, ("weld", "ball"), ("across", "ground")),
@@ -50,6 +51,7 @@ def kkt_cond(sys, q):
     return np.linalg.cond(np.block([[M, G.T], [G, np.zeros((m, m))]]))
 
 
+@pytest.mark.verifies("H5", route="forward vs Pinocchio constraintDynamics (CONTACT_6D / CONTACT_3D, μ = 0)")
 @pytest.mark.parametrize("case", CASES, ids=[f"{'+'.join(c[3])}-{'+'.join(c[4])}" for c in CASES])
 def test_forward_matches_pinocchio_constraint_dynamics(case):
     n, loops, seed, kinds, where = case
@@ -58,11 +60,12 @@ def test_forward_matches_pinocchio_constraint_dynamics(case):
     # μ = 0 and one iteration: Pinocchio's exact (unregularized) KKT solve.
     a_pin, JTl_pin = pin_constraint_dynamics(sys, q, tau, pin.ProximalSettings(1e-14, 0.0, 1))
     qdd, lam = sys.forward(q, np.zeros(q.size), tau)
-    tol = 1e-13 * kkt_cond(sys, q)
+    tol = cond_tol(kkt_cond(sys, q), 450, "KKT")
     assert_close(qdd, a_pin, tol, "θ̈ vs Pinocchio constraintDynamics")
     assert_close(sys.jacobian(q).T @ lam, -JTl_pin, tol, "G_cᵀλ vs −Jᵀλ of Pinocchio")
 
 
+@pytest.mark.verifies("H5", route="rank-deficient forward vs Pinocchio's proximal solve")
 def test_planar_four_bar_rank_deficient_matches_pinocchio_proximal():
     """A ball (CONTACT_3D) closing a planar four-bar has a dependent row; Pinocchio's proximal
     solve (μ > 0, iterated) and opalg's least-norm solve give the same θ̈ and G_cᵀλ."""
@@ -75,13 +78,15 @@ def test_planar_four_bar_rank_deficient_matches_pinocchio_proximal():
         qdd, lam = ball.forward(q, np.zeros(3), tau)
     # The proximal iteration converges to the least-norm solution to its accuracy 1e-14·scale;
     # cond of the in-plane KKT system is ~1e2, so 1e-10 is a loose bound.
-    assert_close(qdd, a_pin, 1e-10, "θ̈ (rank-deficient) vs Pinocchio proximal")
-    assert_close(ball.jacobian(q).T @ lam, -JTl_pin, 1e-10, "G_cᵀλ (rank-deficient) vs Pinocchio")
+    prox = Tol(1e-10, "Pinocchio's proximal accuracy 1e-14·scale amplified by cond(in-plane KKT) ~ 1e2")
+    assert_close(qdd, a_pin, prox, "θ̈ (rank-deficient) vs Pinocchio proximal")
+    assert_close(ball.jacobian(q).T @ lam, -JTl_pin, prox, "G_cᵀλ (rank-deficient) vs Pinocchio")
 
 
 # -- lcaba and the Delassus matrix (opalg.closed.pinocchio_check) ---------------------------------
 
 
+@pytest.mark.verifies("H5", route="forward vs Pinocchio lcaba (proximal, 100 iterations)")
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"n{c[0]}-{'+'.join(c[3])}-{'+'.join(c[4])}")
 def test_forward_matches_pinocchio_lcaba(case):
     """lcaba (loop constraints between two joints or to the universe) at v = 0, closed q (H5)."""
@@ -90,7 +95,9 @@ def test_forward_matches_pinocchio_lcaba(case):
     tau = np.random.default_rng(seed).normal(size=q.size)
     qdd = sys.forward(q, np.zeros_like(q), tau).qdd
     # 100 proximal iterations at μ = 1e-6 converge to ~1e-9 relative (measured ≤ 5e-9)
-    assert_close(lcaba_qdd(sys, q, np.zeros_like(q), tau), qdd, 1e-7, "θ̈ vs Pinocchio lcaba")
+    assert_close(lcaba_qdd(sys, q, np.zeros_like(q), tau), qdd,
+                 Tol(1e-7, "lcaba's proximal iterations converge to ~1e-9 relative (measured ≤ 5e-9)"),
+                 "θ̈ vs Pinocchio lcaba")
 
 
 def test_pinocchio_4_1_0_delassus_ignores_joint2_of_a_loop():

@@ -20,6 +20,15 @@ from opalg.examples_floating import (arm_points, box_corners, draw_satellite, sa
                                      update_satellite)
 from opalg.quaternion import rotation  # noqa: E402
 
+from helpers import measured  # noqa: E402
+
+#: Positions of order 3 m composed from a few 3x3 products, against the same poses composed by hand
+#: (absolute, in metres), measured over random states in /tmp (not committed).
+ATOL_POINTS = 1e-12
+#: ℳ_bb's translational block against m_tot I₃ = 410 I₃ (absolute, kg): sums of entries ~400 over
+#: five bodies through the composite-inertia transforms, measured likewise.
+ATOL_MASS = 1e-12
+
 
 def _rz(a):
     c, s = np.cos(a), np.sin(a)
@@ -53,11 +62,11 @@ def test_arm_points_and_box_against_poses_by_hand():
     for seed in range(4):
         q = _random_state(sat, seed)
         # positions of order 3 m from a few 3x3 products: round-off ~1e-15 relative
-        np.testing.assert_allclose(arm_points(sat, q), _points_by_hand(q), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(arm_points(sat, q), _points_by_hand(q), rtol=0, atol=ATOL_POINTS)
         Rb = rotation(q[3:7])
         corners = box_corners(sat, q)
-        np.testing.assert_allclose(corners[7], q[:3] + Rb @ [0.75, 0.75, 0.75], atol=1e-13)
-        np.testing.assert_allclose(corners.mean(axis=0), q[:3], atol=1e-13)
+        np.testing.assert_allclose(corners[7], q[:3] + Rb @ [0.75, 0.75, 0.75], rtol=0, atol=ATOL_POINTS)
+        np.testing.assert_allclose(corners.mean(axis=0), q[:3], rtol=0, atol=ATOL_POINTS)
 
 
 def test_mass_properties():
@@ -69,9 +78,8 @@ def test_mass_properties():
     np.testing.assert_allclose(sat.inertias[3].com, [1.0, 0, 0])
     np.testing.assert_allclose(np.diag(sat.inertias[3].I_com)[1:], [1.0, 1.0])
     # ℳ_bb is the composite inertia of the whole system: its translational block is m_tot I_3
-    # (round-off of sums of entries ~400 over five bodies: 1e-13 absolute on 410)
     M = opalg.crba(sat, _random_state(sat, 9))
-    np.testing.assert_allclose(M[3:6, 3:6], 410.0 * np.eye(3), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(M[3:6, 3:6], 410.0 * np.eye(3), rtol=0, atol=ATOL_MASS)
 
 
 def test_drawing_follows_the_configuration():
@@ -83,8 +91,8 @@ def test_drawing_follows_the_configuration():
         q = _random_state(sat, 3)
         update_satellite(lines, sat, q)
         P = _points_by_hand(q)
-        np.testing.assert_allclose(lines[-1].get_xdata(), P[:, 0], atol=1e-13)
-        np.testing.assert_allclose(lines[-1].get_ydata(), P[:, 2], atol=1e-13)
+        np.testing.assert_allclose(lines[-1].get_xdata(), P[:, 0], rtol=0, atol=ATOL_POINTS)
+        np.testing.assert_allclose(lines[-1].get_ydata(), P[:, 2], rtol=0, atol=ATOL_POINTS)
     finally:
         plt.close(fig)
 

@@ -19,10 +19,15 @@ import opalg
 from opalg.errors import URDFError
 from opalg.pinocchio_bridge import build_pinocchio, motion_to_opalg, twin_from_urdf
 
-from helpers import assert_close, no_string_evaluated  # noqa: F401
+from helpers import assert_close, measured, no_string_evaluated  # noqa: F401
 from test_oracle_pinocchio import RTOL_ID, _pin_jac_local, compare_dynamics, robot_urdf_path
 
 CASES = [("chain", 1, 5), ("tree", 3, 6), ("tree", 4, 8)]
+
+#: opalg.integrate / difference against pin.integrate / difference: the SE(3) exponential and log
+#: of random states (far apart: ‖q1 − q0‖ ~ ‖q‖, so difference is well conditioned), measured in
+#: /tmp (not committed).
+TOL_LIE = 1e-12
 
 
 def _states(model, seed, count):
@@ -39,6 +44,7 @@ def _body_joint_id(model, tw, k):
     return tw.model.getJointId(jn if j.ndof == 1 or j.free else f"{jn}_{j.ndof - 1}")
 
 
+@pytest.mark.verifies("K9", route="ℳ, RNEA, bias, ABA, ℳ⁻¹ and LOCAL Jacobians vs Pinocchio's free flyer")
 @pytest.mark.parametrize("kind, seed, n", CASES)
 def test_random_floating_tree(kind, seed, n):
     model = opalg.random_model(n, kind, seed=seed, joints="all", floating=True)
@@ -54,15 +60,16 @@ def test_random_floating_tree(kind, seed, n):
             assert_close(J, motion_to_opalg(np.asarray(Jp))[:, tw.v_idx], RTOL_ID, f"LOCAL Jacobian of body {k}")
 
 
+@pytest.mark.verifies("K9", route="integrate/difference vs pin.integrate/pin.difference")
 def test_integrate_difference_match_pinocchio():
     """opalg.integrate/difference equal pin.integrate/difference (SE(3) exponential, q order shared)."""
     model = opalg.random_model(5, "tree", seed=2, joints="all", floating=True)
     tw = build_pinocchio(model)
     (q0, v, _), (q1, _, _) = _states(model, 5, 2)
     qp = pin.integrate(tw.model, tw.q(q0), tw.v(v))
-    assert_close(opalg.integrate(model, q0, v), qp[tw.q_idx], 1e-13, "integrate")
+    assert_close(opalg.integrate(model, q0, v), qp[tw.q_idx], TOL_LIE, "integrate")
     assert_close(opalg.difference(model, q0, q1), tw.from_v(pin.difference(tw.model, tw.q(q0), tw.q(q1))),
-                 1e-12, "difference")
+                 TOL_LIE, "difference")
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,6 +86,7 @@ ROBOTS = {"solo12": ("solo12.urdf", (19, 18), ("FL_FOOT", "HR_FOOT")),
           "talos": ("talos_reduced.urdf", (39, 38), ("left_sole_link", "gripper_right_base_link"))}
 
 
+@pytest.mark.verifies("K9", route="Solo12 and Talos on a free flyer: dynamics and LOCAL link Jacobians vs Pinocchio")
 @pytest.mark.parametrize("name", list(ROBOTS))
 def test_robot_floating(name):
     """Solo12 and Talos on a free-flyer root: dynamics and LOCAL link Jacobians at random states."""
@@ -93,6 +101,7 @@ def test_robot_floating(name):
                          _pin_jac_local(tw, tw.data, q, tw.model.getFrameId(ln)), RTOL_ID, f"{name} {ln} Jacobian")
 
 
+@pytest.mark.verifies("K8", route="from_urdf refuses a floating joint below the root")
 def test_urdf_floating_joint_below_root_refused():
     xml = """<robot name="r"><link name="a"/><link name="b"><inertial><mass value="1"/>
       <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>

@@ -45,13 +45,15 @@ from opalg.joints import AXIS_KINDS, TreeTransform, joint_transform
 from opalg.kinematics import body_kinematics, up_transform
 from opalg.pinocchio_bridge import build_pinocchio
 
-from helpers import assert_close, evaluate_float
+from helpers import assert_close, evaluate_float, measured
 from test_independent import H_CS, lagrangian_bias, mass_matrix_from_poses, pose_derivative, vee
 
-RTOL_PIN = 1e-10
-RTOL_CS = 1e-10
-RTOL_FAST = 1e-13
-RTOL_SYM = 1e-12
+RTOL_PIN = measured(1e-10, 1e-12, "PLACEHOLDER")
+RTOL_CS = measured(1e-10, 1e-12, "PLACEHOLDER")
+RTOL_FAST = measured(1e-13, 1e-15, "PLACEHOLDER")
+RTOL_SYM = measured(1e-12, 1e-14, "PLACEHOLDER")
+#: One screw joint's pose, Pinocchio vs the closed form pitch·q·axis, Rodrigues' rotation.
+RTOL_POSE = measured(1e-15, 1e-17, "PLACEHOLDER")
 
 
 def unit(v):
@@ -109,6 +111,7 @@ def test_cases_have_helical_axes():
 
 
 # --------------------------------------------------------------------------- Pinocchio
+@pytest.mark.verifies("K2", route="helical joint pose: Pinocchio and opalg vs pitch·q·axis and Rodrigues")
 def test_pinocchio_pitch_convention():
     """Pinocchio's helical joint translates pitch·q along its axis, as opalg's (forward kinematics)."""
     axis, pitch, q = unit([1.0, -2.0, 0.5]), 0.3, 1.7
@@ -116,15 +119,17 @@ def test_pinocchio_pitch_convention():
     jid = pm.addJoint(0, pin.JointModelHelicalUnaligned(axis, pitch), pin.SE3.Identity(), "screw")
     pd = pm.createData()
     pin.forwardKinematics(pm, pd, np.array([q]))
-    assert_close(pd.oMi[jid].translation, pitch * q * axis, 1e-15, "Pinocchio translation")
-    assert_close(pd.oMi[jid].rotation, spatial.rotation_about(axis, q), 1e-15, "Pinocchio rotation")
+    assert_close(pd.oMi[jid].translation, pitch * q * axis, RTOL_POSE, "Pinocchio translation")
+    assert_close(pd.oMi[jid].rotation, spatial.rotation_about(axis, q), RTOL_POSE, "Pinocchio rotation")
     m = opalg.Model([-1], [Joint.helical(axis, pitch)], [(np.eye(3), np.zeros(3))],
                     [(1.0, np.zeros(3), np.eye(3))])
     R, p = opalg.body_poses(m, np.array([q]))
-    assert_close(p[0], pitch * q * axis, 1e-15, "opalg translation")
-    assert_close(R[0], pd.oMi[jid].rotation, 1e-15, "opalg rotation")
+    assert_close(p[0], pitch * q * axis, RTOL_POSE, "opalg translation")
+    assert_close(R[0], pd.oMi[jid].rotation, RTOL_POSE, "opalg rotation")
 
 
+@pytest.mark.verifies("K2", "C3", "C2", "E9",
+                      route="crba, rnea, aba vs Pinocchio built joint by joint (helical and multi-axis joints)")
 @pytest.mark.parametrize("case", list(CASES))
 def test_dynamics_against_pinocchio(case):
     """crba, rnea (gravity on) and aba vs Pinocchio at seeded states; q up to ±π."""
@@ -146,6 +151,7 @@ def test_dynamics_against_pinocchio(case):
         assert_close(opalg.aba(model, q, qd, tau), qdd_p, RTOL_PIN, f"{case}: aba")
 
 
+@pytest.mark.verifies("K2", "C2", route="batched rnea of a helical chain vs Pinocchio state by state")
 def test_batched_helical_against_pinocchio():
     """A batch of states through the fast path (gemm route, B > 1) vs Pinocchio state by state."""
     model = helical_chain(5)
@@ -161,6 +167,7 @@ def test_batched_helical_against_pinocchio():
 MIXED_POSE_CASES = ["mixed-chain", "mixed-tree", "all-tree-s3"]
 
 
+@pytest.mark.verifies("K2", "C1b", route="V vs complex-step pose rates on R/P/H multi-axis joints")
 @pytest.mark.parametrize("case", MIXED_POSE_CASES)
 def test_body_velocity_is_pose_rate(case):
     """V from the kinematics recursion = [Rᵀ vee(ṘRᵀ); Rᵀṗ], the complex-step pose rate along q̇."""
@@ -173,6 +180,8 @@ def test_body_velocity_is_pose_rate(case):
         assert_close(V[k], V_ref, RTOL_CS, f"{case}: V of body {k} ({model.joints[k]})")
 
 
+@pytest.mark.verifies("K2", "C3", "C4",
+                      route="crba and bias vs pose Hessian and complex-step Lagrangian terms (R/P/H axes)")
 @pytest.mark.parametrize("case", MIXED_POSE_CASES)
 def test_mass_matrix_and_bias_from_poses(case):
     """crba = kinetic-energy Hessian from pose Jacobians; bias = Lagrangian terms (checks c_J of R/P/H)."""
@@ -185,6 +194,7 @@ def test_mass_matrix_and_bias_from_poses(case):
 
 
 # --------------------------------------------------------------------------- registry, fast path
+@pytest.mark.verifies("K2", route="dX/dq by complex step vs −crm(s)X for every axis kind")
 @pytest.mark.parametrize("code", sorted(AXIS_KINDS))
 def test_kind_transform_generated_by_its_axis(code):
     """d/dq X_i(q) = −crm(s_i) X_i(q) (complex step): s_i and X_i(q) describe one screw, every kind."""
@@ -199,6 +209,7 @@ def test_kind_transform_generated_by_its_axis(code):
 FAST_BATCHES = [(), (5,), (2, 3)]
 
 
+@pytest.mark.verifies("K2", route="fast-path transform vs the generic product X_J(q) X_T")
 @pytest.mark.parametrize("code", sorted(AXIS_KINDS))
 @pytest.mark.parametrize("batch", FAST_BATCHES, ids=[str(b) for b in FAST_BATCHES])
 def test_fast_path_equals_product(code, batch):
@@ -221,6 +232,7 @@ def _rational_rotation(v):
     return np.array(((sp.eye(3) - A).inv() * (sp.eye(3) + A)).tolist(), dtype=object)
 
 
+@pytest.mark.verifies("K2", route="fast-path coefficients vs the product, exactly in sympy")
 @pytest.mark.parametrize("code", sorted(AXIS_KINDS))
 def test_fast_path_coefficients_sympy_exact(code):
     """C_0 + Σ f_i(q) C_i − X_i(q) X_T expands to exactly 0 for symbolic q, pitch and offset.
@@ -290,6 +302,8 @@ def _symbols_and_numbers(N, seed):
     return syms, nums, subs
 
 
+@pytest.mark.verifies("K2", "C3", "C2",
+                      route="sympy crba and rnea evaluated at numbers vs the numeric recursions")
 @pytest.mark.parametrize("name", list(SYMPY_JOINTS))
 def test_sympy_crba_rnea_multi_axis(name):
     """crba and rnea with sympy q, q̇, q̈ equal the numeric results after substituting numbers.

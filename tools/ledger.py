@@ -21,10 +21,10 @@ from collections import defaultdict
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 COND = re.compile(r", cond = ([-+0-9.e]+)$")
-HEADING = re.compile(r"^### ([A-K](?:[1-9][0-9]?|0)[a-z]?) — (.+)$", re.M)
+HEADING = re.compile(r"^#{3,4} ([A-K](?:[1-9][0-9]?|0)[a-z]?) — (.+)$", re.M)
 
 
-def reference_ids(path: pathlib.Path = ROOT / "docs" / "REFERENCE.md") -> dict[str, str]:
+def reference_ids(path: pathlib.Path = ROOT / "docs/REFERENCE.md") -> dict[str, str]:
     """The ids of docs/REFERENCE.md and their names, in the file's order."""
     return {m.group(1): m.group(2).strip() for m in HEADING.finditer(path.read_text("utf-8"))}
 
