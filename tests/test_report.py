@@ -89,4 +89,5 @@ def test_the_others_refuse_what_they_must():
         bound("over the limit", -2e-8, 1e-8)
     with pytest.raises(ValueError):
         decade(float("inf"))
-    assert rel([3.0], [1.0]) == 2.0 and rel([1e-3], [0.0]) == 1e-3     # relative to max(1, |y|)
+    # relative to max(1, |y|); exact: one subtraction of exact numbers, divided by 1
+    assert rel([3.0], [1.0]) == 2.0 and rel([1e-3], [0.0]) == 1e-3
