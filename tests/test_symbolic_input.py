@@ -16,9 +16,11 @@ import opalg
 from opalg import ModelError, OpalgError, SingularConfigurationError, StateError
 from opalg.symbolic import Body, Hinge, RootMotion, TreeSystem, deployable_example
 
-from helpers import EVIL, FLAG, no_string_evaluated  # noqa: F401  (autouse fixture)
+from helpers import EVIL, FLAG, measured, no_string_evaluated  # noqa: F401  (autouse fixture)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+#: max |Δℳ| of a planar arm's crba with symbolic lengths (subs, evalf) vs the float crba.
+TOL_ARM = measured(1e-13, 3.6e-15, "300 random (q, L1, L2 in [0.2, 2]) under 3 BLAS/SIMD kernels")
 
 
 def build(hinge=None, body=None, gravity=(0, 0, -9.81), base="fixed", T=(0,)):
@@ -174,5 +176,5 @@ def test_lazy_subpackages_and_symbolic_models_after_import():
         print(opalg.symbolic.TreeSystem.__name__, "opalg.symbolic" in sys.modules, "symbolic" in dir(opalg))
     """)
     err, line = out.split("\n")[:2]
-    assert float(err) < 1e-13
+    assert float(err) <= TOL_ARM
     assert line == "TreeSystem True True"

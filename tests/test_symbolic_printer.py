@@ -128,7 +128,7 @@ def test_complex_of_a_float_coefficient_is_sympys():
     rng = np.random.default_rng(0)
     values = [*rng.normal(size=200) * 10.0 ** rng.integers(-300, 300, 200), 0.0, 1.0, -1.0, 5e-324]
     p = fp.printer()
-    for v in values:
+    for v in values:            # exact: both are conversions of the same stored binary value
         for f in (sp.Float(v), sp.Float(str(v), 30), sp.Float(v, 10)):
             assert p._complex(f) == complex(f), f
     for r in (sp.Rational(1, 3), sp.Rational(-7, 10), sp.Integer(3), sp.S.One):
