@@ -22,7 +22,17 @@ from opalg.ider import display_limits, kappa_series  # noqa: E402
 from opalg.ider.panel import evaluate  # noqa: E402
 from opalg.ider.panel_plots import GHOST_LABEL, ArmFrames, draw, draw_arm  # noqa: E402
 
-EPS = np.finfo(float).eps
+from helpers import assert_close, cond_tol, measured  # noqa: E402
+
+#: κ of opalg against the eigh + scipy principal-angles route (absolute, κ <= 1).  Not k·cond(ℳ)·ε:
+#: the angles route was seen at up to 185 cond(ℳ)·ε (2.8e-13) where cond(ℳ) was small.
+KAPPA_ANGLES_TOL = measured(3e-12, 2.8e-13, "4,995 random states and directions with κ > STOP_TOL "
+                                            "under 3 BLAS/SIMD kernels")
+#: k of opalg's κ against the 40-digit evaluation, k·cond(ℳ)·ε (seen <= 1.35 over 750 random
+#: states and directions with κ > STOP_TOL, under 3 kernels).
+K_KAPPA_40 = 20
+#: ρ against the complex-step Jacobian's Gram eigenvalues (absolute, ρ <= 1).
+REACH_TOL = measured(2e-14, 1.6e-15, "400 random θ under 3 kernels")
 PAPER_A = [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 #: Not a preset: a motor-free combination of joints 1 and 2 (κ ≈ 0.66–0.72 over 0.3 s).
 CUSTOM_A = [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
@@ -89,11 +99,9 @@ def test_kappa_series_equals_principal_angles_by_an_independent_route(runs, name
     opalg's σ_min(Q_Bᵀ Q_Z) is by definition the cosine of the largest of them (for two planes
     in R³ the other angle is 0).  The two routes share only ℳ (crba) and B.
 
-    Tolerance, absolute: near π/2 a cosine is known to absolute, not relative, precision; each
-    route's whitening carries ~cond(ℳ)·eps (cond ≈ 70 here) and the orthonormal bases at most a
-    small multiple of it, so 100·cond(ℳ)·eps ≈ 1.6e-12 (measured ≤ 2e-13, the largest near
-    κ ~ 1e-3).  A 40-digit evaluation of a third formula bounds opalg's own error (measured
-    ≤ 6e-16; tolerance cond(ℳ)·eps ≈ 1.6e-14).
+    Tolerances, absolute: near π/2 a cosine is known to absolute, not relative, precision.  The
+    angles route against opalg: KAPPA_ANGLES_TOL (measured).  A 40-digit evaluation of a third
+    formula bounds opalg's own error: K_KAPPA_40·cond(ℳ)·ε with cond(ℳ) computed here.
     """
     A, r = runs[name]
     s = kappa_series(r)
@@ -104,9 +112,10 @@ def test_kappa_series_equals_principal_angles_by_an_independent_route(runs, name
         B = ider.tip_jacobian(q)
         cond = np.linalg.cond(M)
         k_angles = _kappa_by_angles(M, B, Z)
-        assert abs(s.kappa[i] - k_angles) <= 100 * cond * EPS, (name, i, s.kappa[i], k_angles)
+        assert_close(s.kappa[i], k_angles, KAPPA_ANGLES_TOL, f"κ vs principal angles ({name}, {i})", scale=1.0)
         if i % 4 == 0:  # the 40-digit route costs ~20 ms a state
-            assert abs(s.kappa[i] - _kappa_40_digits(M, B, Z)) <= cond * EPS, (name, i)
+            assert_close(s.kappa[i], _kappa_40_digits(M, B, Z), cond_tol(cond, k=K_KAPPA_40),
+                         f"κ vs 40 digits ({name}, {i})", scale=1.0)
     # The runs span the range the panel shows: far from, near, and at the stop threshold.
     if name == "near-infeasible":
         assert r.ok and s.t_stop is None and s.kappa.min() < 10 * s.stop_tol
@@ -129,7 +138,7 @@ def test_reach_series_equals_the_singular_value_ratio_of_a_complex_step_jacobian
     """ρ(t) = σ_min/σ_max of ∂tip/∂q, here by complex step and the 2x2 Gram matrix's eigenvalues.
 
     λ_max, λ_min of B Bᵀ in closed form (λ_min = det/λ_max, no cancellation), ρ = √(λ_min/λ_max);
-    tolerance 1e-13: a few eps of each root, ρ ≥ 0.2 along these runs.
+    tolerance REACH_TOL (measured); ρ ≥ 0.2 along these runs.
     """
     _, r = runs["paper"]
     s = kappa_series(r)
@@ -138,7 +147,7 @@ def test_reach_series_equals_the_singular_value_ratio_of_a_complex_step_jacobian
         G = B @ B.T
         tr, det = np.trace(G), np.linalg.det(G)
         lam_max = tr / 2 + np.sqrt(tr**2 / 4 - det)
-        assert abs(rho - np.sqrt(det / lam_max / lam_max)) <= 1e-13
+        assert_close(rho, np.sqrt(det / lam_max / lam_max), REACH_TOL, "ρ vs complex step", scale=1.0)
     assert s.reach.min() > 0.2
 
 
@@ -175,7 +184,8 @@ T = np.linspace(0.0, 1.0, 11)
 def test_display_limits_of_a_completed_run_cover_every_finite_sample():
     """No stop: the range of all samples, widened by pad·range each side (here 0.1·4)."""
     y = np.array([0.0, 1, 2, 3, 4, 3, 2, 1, 0, -0.0, 0])
-    assert display_limits(T, y, pad=0.1) == pytest.approx((-0.4, 4.4), abs=1e-15)
+    # exact: scalar IEEE arithmetic, 0 − 0.1·4 and 4 + 0.1·4 round to the doubles of −0.4 and 4.4.
+    assert display_limits(T, y, pad=0.1) == (-0.4, 4.4)
     assert display_limits(T, y, pad=0.0) == (0.0, 4.0)
 
 
@@ -282,7 +292,8 @@ def test_ghost_arm_is_the_conventional_state_at_the_nearest_sample():
     for i, j in enumerate(nearest):
         ax = draw_arm(r, i, ghost=g).axes[0]
         drawn = next(ln for ln in ax.lines if ln.get_gid() == "ghost-arm")
-        np.testing.assert_allclose(drawn.get_xydata(), ider.joint_points(g.q[j]), rtol=0, atol=1e-15)
+        # exact: the drawn points are joint_points of that sample.
+        np.testing.assert_array_equal(drawn.get_xydata(), ider.joint_points(g.q[j]))
         frames.update(i)
         np.testing.assert_array_equal(frames._lines["ghost-arm"].get_xydata(), drawn.get_xydata())
 
@@ -305,11 +316,13 @@ def test_draw_arm_links_and_trace_follow_the_run(runs):
         lines = {ln.get_gid(): ln for ln in ax.lines if ln.get_gid()}
         P = ider.joint_points(r.q[i])
         np.testing.assert_array_equal(lines["links"].get_xydata(), P)
-        np.testing.assert_allclose(P, _points_from_angles(r.q[i]), rtol=0, atol=1e-15)
+        # exact: the same cosines and sines of the same cumulative sums, added in the same order.
+        np.testing.assert_array_equal(P, _points_from_angles(r.q[i]))
         k = i % len(r.t)
         trace = lines["trace"].get_xydata()
         assert trace.shape == (k + 1, 2)
-        np.testing.assert_allclose(trace, ider.tip(r.q[: k + 1]), rtol=0, atol=1e-15)
+        # exact: the trace is the run's tip(θ), the same batched call row by row.
+        np.testing.assert_array_equal(trace, ider.tip(r.q[: k + 1]))
         assert np.abs(trace - ider.path(r.t[: k + 1])).max() < 1e-9
         assert f"$t = {r.t[k]:.2f}$ s (sample {k + 1}/{len(r.t)})" in ax.get_title()
         assert "ghost-arm" not in lines
