@@ -146,7 +146,8 @@ def measured(tol: float, worst: float, over: str) -> Tol:
     """
     if not tol >= 10 * worst:
         raise ValueError(f"a measured tolerance needs >= 10x margin: {tol:g} vs worst {worst:g}")
-    return Tol(tol, f"measured: worst {worst:.0e} over {over} ({tol / worst:.0f}x margin)")
+    margin = f"{tol / worst:.0f}x margin" if worst > 0 else "exact in every case"
+    return Tol(tol, f"measured: worst {worst:.0e} over {over} ({margin})")
 
 
 def assert_close(a, b, rtol, what, scale=None) -> float:
