@@ -166,6 +166,7 @@ def test_function_grader_builds_cases_once_and_isolates_answers():
         calls.append(1)
         return [("a list", (np.array([1.0, 2.0]),), np.array([2.0, 4.0]))]
 
+    # exact: 2·x is the expected array to the last bit (3·x is 50% off), so any tolerance works.
     grader = exercises.function(cases, exercises.close_arrays(1e-12))
 
     def vandal(x):

@@ -264,3 +264,28 @@ def close_arrays(rtol: float):
         return None
 
     return compare
+
+
+def close_arrays_cond(k: float):
+    """``compare`` for cases whose expected value is ``(array, cond)``: :func:`close_arrays` with
+    the tolerance ``k·cond·ε``, the forward-error bound of the solve that computed the array,
+    ``cond`` the condition number of its matrix (computed when the cases are built).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> compare = close_arrays_cond(100)
+    >>> compare(np.array([1.0, 2.0]), (np.array([1.0, 2.0 + 1e-13]), 10.0)) is None
+    True
+    >>> compare(np.array([1.0, 2.0]), (np.array([1.0, 2.0 + 1e-12]), 10.0))[:14]
+    'relative error'
+    """
+    import numpy as np
+
+    eps = float(np.finfo(float).eps)
+
+    def compare(got, want):
+        value, cond = want
+        return close_arrays(k * max(float(cond), 1.0) * eps)(got, value)
+
+    return compare

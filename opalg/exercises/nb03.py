@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Exercise, close_arrays, function, integer
+from . import Exercise, close_arrays_cond, function, integer
 
 
 def _depth_nilpotency() -> int:
@@ -61,9 +61,9 @@ def _phi_cases():
         q = rng.normal(size=m.ndof)
         Xup = body_kinematics(m, q).Xup
         x = rng.normal(size=(m.n, 6))
-        E = opalg.operators(m, q).E_phi.dense()
-        want = np.linalg.solve(np.eye(6 * m.n) - E, x.ravel()).reshape(m.n, 6)
-        out.append((what, (list(m.parents), [np.array(X) for X in Xup], x.copy()), want))
+        A = np.eye(6 * m.n) - opalg.operators(m, q).E_phi.dense()
+        want = np.linalg.solve(A, x.ravel()).reshape(m.n, 6)
+        out.append((what, (list(m.parents), [np.array(X) for X in Xup], x.copy()), (want, np.linalg.cond(A))))
     return out
 
 
@@ -75,8 +75,9 @@ EXERCISES = {
                                              "not the inertial frame")),
     "03.3": Exercise("03.3", "value", "an integer",
                      integer(_forest_edges, "one product per edge of the tree")),
-    # Relative tolerance 1e-12: the sweep and the dense solve differ by round-off of a few
-    # dozen 6x6 products of O(1) entries (observed ~1e-15).
+    # Relative tolerance 100·cond(I − ℰφ)·ε, cond computed for each case: the expected φx comes
+    # from a dense solve (the model answer's sweep was within 0.26 cond·ε of it over 240 random
+    # chains, trees, forests and relabelled trees under three BLAS kernels).
     "03.4": Exercise("03.4", "function", "a function phi_apply(parents, Xup, x) returning φx as an (n, 6) array",
-                     function(_phi_cases, close_arrays(1e-12)), name="phi_apply"),
+                     function(_phi_cases, close_arrays_cond(100)), name="phi_apply"),
 }
