@@ -8,7 +8,22 @@ import pytest
 import opalg
 from opalg.kinematics import CHUNK
 
-from helpers import assert_close
+from helpers import EPS, assert_close, cond_tol, measured
+
+# Issue 31: a batch against each state alone (different BLAS kernels and groupings for the same
+# sums), over 200 states of 40 random 6-body chains and trees (this file's batch shape) under 3
+# BLAS/SIMD kernels.  Forward evaluations (rnea, bias, crba, frame_jacobian): worst 1.4e-15
+# relative.  The routes that solve with ℳ (aba, minv, minv_diag, lambda_inv) reached 1.9e-13,
+# 0.22 cond(ℳ)·ε: they get K_SOLVE·cond(ℳ)·ε, cond computed per state (the old 1e-12 had 5.4x).
+_SWEEP = "200 states of 40 random models under 3 kernels"
+FORWARD = measured(1e-13, 1.4e-15, _SWEEP)
+ONE_STATE = measured(1e-13, 1.6e-15, _SWEEP)
+K_SOLVE = 10
+SOLVES = {"aba", "minv", "minv_diag", "lambda_inv"}
+
+
+def batch_tol(name, model, q):
+    return cond_tol(np.linalg.cond(opalg.crba(model, q)), K_SOLVE) if name in SOLVES else FORWARD
 
 # More states than one chunk, in a 2-d batch that does not divide evenly into chunks.
 BATCH = (3, CHUNK // 2 + 37)
@@ -42,8 +57,9 @@ def test_chunked_recursions_equal_single_calls(case):
         big = f(q, qd, x)
         assert big.shape[:2] == BATCH, name
         for i, j in picks:
-            # Same arithmetic per state, only grouped differently: round-off level (1e-12).
-            assert_close(big[i, j], f(q[i, j], qd[i, j], x[i, j]), 1e-12, f"{name}[{i},{j}]")
+            # Same formulas per state, other kernels and grouping: round-off level (batch_tol).
+            assert_close(big[i, j], f(q[i, j], qd[i, j], x[i, j]), batch_tol(name, model, q[i, j]),
+                         f"{name}[{i},{j}]")
 
 
 def test_chunked_broadcasting(case):
@@ -52,7 +68,8 @@ def test_chunked_broadcasting(case):
     out = opalg.aba(model, q, qd[0, 0], x[0, 0])
     assert out.shape == BATCH + (model.ndof,)
     for i, j in picks:
-        assert_close(out[i, j], opalg.aba(model, q[i, j], qd[0, 0], x[0, 0]), 1e-12, "aba broadcast")
+        assert_close(out[i, j], opalg.aba(model, q[i, j], qd[0, 0], x[0, 0]), batch_tol("aba", model, q[i, j]),
+                     "aba broadcast")
 
 
 def test_chunked_error_indices_refer_to_the_callers_array(case):
@@ -75,21 +92,23 @@ def test_single_state_cross_products_are_bitwise_the_array_code():
     for f in (cross_motion, cross_force):
         batched = f(V, u)
         single = np.array([f(V[i], u[i]) for i in range(len(V))])
-        assert np.array_equal(single, batched), f.__name__
+        assert np.array_equal(single, batched), f.__name__      # exact: the claim under test
 
 
 def test_single_state_recursions_equal_a_batch_of_one():
     """rnea, bias and aba at one state (1-D arrays: the fast paths of TreeTransform, joint
     velocities and cross products) equal the same call on a batch of one.  Not bit for bit:
-    the two take different BLAS kernels (gemv / einsum against gemm) for the same sums, so to
-    1e-13 of the result's size (a few hundred flops of O(1) numbers, each within 1 ulp)."""
+    the two take different BLAS kernels (gemv / einsum against gemm) for the same sums: rnea and
+    bias to ONE_STATE of the result's largest entry (measured 1.6e-15 over _SWEEP's models, 200
+    states), aba to K_SOLVE·cond(ℳ)·ε (measured 0.18; the old 1e-13 was exceeded: 1.7e-13)."""
     for kind, seed in (("tree", 3), ("chain", 4)):
         model = opalg.random_model(6, kind, seed=seed, joints="mixed")
         q, qd, qdd = np.random.default_rng(seed).normal(size=(3, model.ndof))
         for name, args in (("rnea", (q, qd, qdd)), ("bias", (q, qd)), ("aba", (q, qd, qdd))):
             f = getattr(opalg, name)
             one, batch = f(model, *args), f(model, *(a[None] for a in args))[0]
-            assert np.abs(one - batch).max() <= 1e-13 * np.abs(batch).max(), (kind, name)
+            tol = cond_tol(np.linalg.cond(opalg.crba(model, q)), K_SOLVE) if name == "aba" else ONE_STATE
+            assert np.abs(one - batch).max() <= tol * np.abs(batch).max(), (kind, name)
 
 
 @pytest.mark.parametrize("call", [
@@ -107,6 +126,7 @@ def test_fast_binding_equals_signature_bind(call):
     args, kw = call(model, q)
     bound = inspect.signature(opalg.rnea.__wrapped__).bind(*args, **kw)
     bound.apply_defaults()
+    # exact: the same function on the same arguments
     assert np.array_equal(opalg.rnea(*args, **kw), opalg.rnea.__wrapped__(**bound.arguments))
 
 
