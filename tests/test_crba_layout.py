@@ -15,9 +15,15 @@ from opalg import _backend as bk
 from opalg.dynamics import _crba_layout, _crba_pairs, composite_inertias
 from opalg.kinematics import body_kinematics
 
-from helpers import ancestors, assert_close, make_model
+from helpers import ancestors, assert_close, make_model, measured
 
-RTOL = 1e-13
+#: crba (common frame) vs the body-frame per-pair loop: forward evaluations of the same sums in
+#: other frames and orders.  Measured (issue 31) over 240 random models (the six KINDS, n = 11,
+#: mixed joints, 4 states each), the 6-dof tree at 160 states and four 60-link complex chains,
+#: under 3 BLAS/SIMD kernels: worst 2.3e-15 (n = 11), 4.2e-15 (60 links).
+RTOL = measured(1e-13, 4.2e-15, "240 random models, the 6-dof tree and 60-link chains under 3 kernels")
+
+pytestmark = pytest.mark.verifies("D8", route="crba (common-frame sweep) vs the body-frame per-pair loop")
 
 
 def crba_reference(model, q):
@@ -87,7 +93,7 @@ def test_crba_symbolic_path():
     q = list(sp.symbols("q1 q2"))
     M, ref = opalg.crba(model, q), crba_reference(model, q)
     assert M.dtype == object
-    assert all(sp.simplify(a - b) == 0 for a, b in zip(M.ravel(), ref.ravel()))
+    assert all(sp.simplify(a - b) == 0 for a, b in zip(M.ravel(), ref.ravel()))   # exact (sympy)
 
 
 @pytest.mark.parametrize("kind", KINDS)
