@@ -20,14 +20,16 @@ from opalg.examples_floating import (arm_points, box_corners, draw_satellite, sa
                                      update_satellite)
 from opalg.quaternion import rotation  # noqa: E402
 
-from helpers import measured  # noqa: E402
+from helpers import assert_close, measured  # noqa: E402
 
 #: Positions of order 3 m composed from a few 3x3 products, against the same poses composed by hand
-#: (absolute, in metres), measured over random states in /tmp (not committed).
-ATOL_POINTS = 1e-12
-#: ℳ_bb's translational block against m_tot I₃ = 410 I₃ (absolute, kg): sums of entries ~400 over
-#: five bodies through the composite-inertia transforms, measured likewise.
-ATOL_MASS = 1e-12
+#: (absolute, in metres): worst 4.4e-15 over 1,000 random states (throwaway script in /tmp, not
+#: committed) under the default, Sandybridge and Prescott kernels.
+ATOL_POINTS = measured(1e-12, 4.4e-15, "1,000 random states of the satellite under 3 kernels")
+#: ℳ_bb's translational block against m_tot I₃ = 410 I₃, relative: sums of entries ~400 over five
+#: bodies through the composite-inertia transforms.  An absolute 1e-12 kg had only 2.5x margin
+#: (4.0e-13 kg seen: a few ulps of 410), so relative: worst 8.0e-16.
+RTOL_MASS = measured(1e-13, 8.0e-16, "1,000 random states of the test's satellite under 3 kernels")
 
 
 def _rz(a):
@@ -79,7 +81,7 @@ def test_mass_properties():
     np.testing.assert_allclose(np.diag(sat.inertias[3].I_com)[1:], [1.0, 1.0])
     # ℳ_bb is the composite inertia of the whole system: its translational block is m_tot I_3
     M = opalg.crba(sat, _random_state(sat, 9))
-    np.testing.assert_allclose(M[3:6, 3:6], 410.0 * np.eye(3), rtol=0, atol=ATOL_MASS)
+    assert_close(M[3:6, 3:6], 410.0 * np.eye(3), RTOL_MASS, "translational block of ℳ_bb = m_tot I₃")
 
 
 def test_drawing_follows_the_configuration():
