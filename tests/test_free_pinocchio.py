@@ -25,9 +25,12 @@ from test_oracle_pinocchio import RTOL_ID, _pin_jac_local, compare_dynamics, rob
 CASES = [("chain", 1, 5), ("tree", 3, 6), ("tree", 4, 8)]
 
 #: opalg.integrate / difference against pin.integrate / difference: the SE(3) exponential and log
-#: of random states (far apart: ‖q1 − q0‖ ~ ‖q‖, so difference is well conditioned), measured in
-#: /tmp (not committed).
-TOL_LIE = 1e-12
+#: of random states (far apart: ‖q1 − q0‖ ~ ‖q‖, so difference is well conditioned).  Measured
+#: (throwaway script in /tmp, not committed) by running the test at 200 random seeds under the
+#: default, Sandybridge and Prescott kernels.  The LOCAL Jacobians use test_oracle_pinocchio's
+#: measured RTOL_ID; on these floating models and robots they reached 2.7e-15 (these tests at 200
+#: random seeds, 600 states of each kind, under the 3 kernels).
+TOL_LIE = measured(1e-12, 9.6e-16, "200 random floating trees and state pairs under 3 kernels")
 
 
 def _states(model, seed, count):
