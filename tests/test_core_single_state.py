@@ -21,7 +21,11 @@ SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -2.5, 1e300, -1e-3
 
 
 def same(a, b) -> bool:
-    """Identical arrays: type, dtype, shape and bytes (signed zeros and nan bits included)."""
+    """Identical arrays: type, dtype, shape and bytes (signed zeros and nan bits included).
+
+    Exact, no tolerance (issue 31): a fast path must do its generic code's floating-point
+    operations in the same order; the inputs' 1e300, 1e-300 (1e-160) are test data, not tolerances.
+    """
     return (type(a) is type(b) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
             and a.tobytes() == b.tobytes())
 
