@@ -177,9 +177,9 @@ def test_limits_aba_and_rnea(kind, n, seed, forces, gravity):
     allp = np.ones(m.ndof, bool)
     qh, th = opalg.hybrid(m, q, qd, tau, junk, allp, f_ext=f, gravity=gravity)
     assert_close(qh, opalg.aba(m, q, qd, tau, f_ext=f, gravity=gravity), SAME_AS_ABA, "all passive vs aba")
-    assert np.array_equal(th, tau)
+    assert np.array_equal(th, tau)          # exact: every τ is given, copied
     qh, th = opalg.hybrid(m, q, qd, junk, qdd, ~allp, f_ext=f, gravity=gravity)
-    assert np.array_equal(qh, qdd)
+    assert np.array_equal(qh, qdd)          # exact: every q̈ is given, copied
     assert_close(th, tau, FWD_TOL, "all active vs rnea")
 
 
@@ -211,6 +211,7 @@ def test_round_trip_with_rnea(kind, n, seed, joints):
                          + np.linalg.norm(dn.M[np.ix_(a, p)], 2) * kappa_tol(kappa) * np.linalg.norm(qdd[p]))
                 assert_close(th[a], tau[a], Tol(allow / scale, "FWD_TOL + ‖ℳ_ap‖ × the θ̈_p allowance "
                              f"({FWD_TOL.why}; {kappa_tol(kappa).why})"), "τ_a of the round trip", scale=scale)
+            # exact: the given q̈_a and τ_p are copied
             assert np.array_equal(qh[~p], qdd[~p]) and np.array_equal(th[p], tau[p])
 
 

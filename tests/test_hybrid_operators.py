@@ -81,7 +81,7 @@ def test_G1_operator_identities(kind, n, seed):
     P, Pp, D, Dinv, G, tb, K, E_psi, psi, L, Linv = (getattr(ops, nm).dense() for nm in (
         "P", "P_plus", "D", "Dinv", "G", "tau_bar", "K", "E_psi", "psi", "L", "L_inv"))
     H = opalg.operators(m, q).H.dense()
-    assert np.array_equal(Hp, H[p]) and np.array_equal(Ha, H[~p])
+    assert np.array_equal(Hp, H[p]) and np.array_equal(Ha, H[~p])    # exact: row selections
     Mq = opalg.crba(m, q)
     Mpp = Mq[np.ix_(p, p)]
     cond = np.linalg.cond(Mpp)
@@ -126,6 +126,7 @@ def test_pitfall_10_bodies_without_passive_dofs(kind, n, seed):
             assert not np.allclose(tb, np.eye(6))
             continue
         seen_none = True
+        # exact: no passive axis, so no projection is computed
         assert np.array_equal(tb, np.eye(6)), k
         assert np.array_equal(Pp, P), k
         assert art.G[k].shape[-1] == 0 and art.D[k].shape[-1] == 0
@@ -214,6 +215,7 @@ def test_innovations_passes_hybrid_mode_columns(kind, n, seed):
     art = opalg.articulated(m, q, passive=p)
     res = opalg.innovations_passes(m, art, Tp, qdd_a=qa)
     kept = opalg.innovations_passes(m, art, Tp, keep=True, qdd_a=qa)
+    # exact: keep=True stores intermediates, the arithmetic is the same
     assert np.array_equal(res.qdd, kept.qdd) and np.array_equal(res.tau, kept.tau)
     assert res.qdd.shape == (p.sum(), 3) and res.tau.shape == (a.sum(), 3)
     Mq = opalg.crba(m, q)
@@ -268,7 +270,7 @@ def test_reduced_inertia(kind, n, seed, ratio):
                 assert_close(S[i, j], schur, cond_tol(np.linalg.cond(Mpp), INV_K, "ℳ_pp"), "Schur complement")
                 alt = np.linalg.inv(np.linalg.inv(Mq)[np.ix_(a, a)])
                 assert_close(S[i, j], alt, cond_tol(np.linalg.cond(Mq), INV_K, "ℳ"), "inv((ℳ⁻¹)_aa)")
-                assert np.array_equal(S[i, j], S[i, j].T)
+                assert np.array_equal(S[i, j], S[i, j].T)     # exact: returned as (T + Tᵀ)/2
                 assert np.linalg.eigvalsh(S[i, j]).min() > 0
                 assert_close(opalg.reduced_inertia(m, qs[i, j], p), S[i, j], batch_tol(m, qs[i, j], p),
                              "batch vs single")
