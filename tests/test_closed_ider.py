@@ -56,6 +56,7 @@ def square():
     return task, task.q0, task.qd0
 
 
+@pytest.mark.verifies("H10", route="forest model (box merged into arm 0) vs MultiArm forward")
 def test_forest_equals_multiarm():
     """H10: the forest with the box merged into arm 0's tip = MultiArm's 6m grasp system (H1)."""
     ex = two_planar_arms()
@@ -68,6 +69,7 @@ def test_forest_equals_multiarm():
     assert_close(a, b, cond_tol(kkt_cond(f.system, f.q), K_SOLVE, "forest KKT"), "θ̈: MultiArm vs forest")
 
 
+@pytest.mark.verifies("H10", route="augmented vs reduced solve; vs ClosedSystem.forward with T = Aᵀμ")
 @pytest.mark.parametrize("motors", [None, (0, 3), (1, 5), (2, 4)])
 def test_formulations_agree_and_match_tree_passes(redundant, motors):
     task, q, qd = redundant
@@ -89,6 +91,7 @@ def test_formulations_agree_and_match_tree_passes(redundant, motors):
         assert_close(res.lam, -aug.reaction, both, "λ = −v_G")
 
 
+@pytest.mark.verifies("H10", route="path rows B_K θ̈ = h_K vs central differences of the box pose")
 def test_path_rows_by_finite_differences(redundant):
     """B_K θ̈ = h_K means the box pose along q(t) = q + tθ̇ + t²θ̈/2 has ẍ = ẍ_d(t) at t = 0."""
     task, q, qd = redundant
@@ -103,6 +106,7 @@ def test_path_rows_by_finite_differences(redundant):
     assert err[1] < 1e-5 and err[1] < err[0] / 30
 
 
+@pytest.mark.verifies("H10", route="c = N: θ̈ for every A vs the square solve B⁻¹h")
 def test_square_case_motion_independent_of_A(square):
     """c = N: B is square, θ̈ = B⁻¹h for every feasible A; the moments depend on A (H10)."""
     task, q, qd = square
@@ -120,6 +124,7 @@ def test_square_case_motion_independent_of_A(square):
     assert np.abs(motor[0] - motor[1]).max() > 1e-2 * np.abs(motor).max()
 
 
+@pytest.mark.verifies("H10", route="c < N: conventional vs chosen motors, both satisfying B θ̈ = h")
 def test_redundant_case_motion_depends_on_A(redundant):
     """c < N: conventional and chosen motors satisfy the same constraints, yet move differently."""
     task, q, qd = redundant

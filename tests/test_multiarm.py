@@ -101,6 +101,7 @@ def _cat(parts):
     return np.concatenate([np.atleast_1d(p) for p in parts])
 
 
+@pytest.mark.verifies("H1", route="MultiArm.forward (H1, Υ of each arm) vs the dense KKT solve")
 @pytest.mark.parametrize("gravity", [True, False])
 @pytest.mark.parametrize("topo,m,seed", CASES)
 def test_H1_forward_equals_dense_kkt(topo, m, seed, gravity):
@@ -115,6 +116,7 @@ def test_H1_forward_equals_dense_kkt(topo, m, seed, gravity):
     assert np.linalg.norm(_cat(other.f) - _cat(res.f)) > 1e-3 * np.linalg.norm(_cat(res.f))
 
 
+@pytest.mark.verifies("H7", "H1", route="augmented_object and forward vs the dense KKT solve")
 @pytest.mark.parametrize("topo,m,seed", CASES)
 def test_H7_augmented_object_equals_H1(topo, m, seed):
     ma, qs, qds, taus, f_o = closed_system(random_arms(m, topo, seed), seed)
@@ -127,6 +129,7 @@ def test_H7_augmented_object_equals_H1(topo, m, seed):
         assert_close(x.alpha_o, ref.alpha_o, RTOL, "α_o")
 
 
+@pytest.mark.verifies("H8", route="Λ_r⁻¹ by Υ vs dense Jℳ⁻¹Jᵀ; ℳ_cc vs M_o + 𝒜Λ_blk𝒜*; ℳ_cc⁻¹ vs Woodbury")
 @pytest.mark.parametrize("topo,m,seed", CASES)
 def test_H8_woodbury_links_H1_and_the_closed_inertia(topo, m, seed):
     ma, qs, *_ = closed_system(random_arms(m, topo, seed), seed)
@@ -157,6 +160,7 @@ def test_H8_woodbury_links_H1_and_the_closed_inertia(topo, m, seed):
                  Tol(K_INERTIA * amp * EPS, f"{K_INERTIA:g}·cond(H1)cond(ℳ_cc)·ε = {amp:.1e}·ε"), "ℳ_cc⁻¹ by Woodbury")
 
 
+@pytest.mark.verifies("H1", route="frame_drift vs complex step of frame_jacobian; α_e vs φ*(o, e) α_o after forward")
 @pytest.mark.parametrize("topo,m,seed", CASES)
 def test_grasp_acceleration_constraint_holds_after_the_step(topo, m, seed):
     ma, qs, qds, taus, _ = closed_system(random_arms(m, topo, seed), seed)
@@ -186,6 +190,7 @@ def _merged_tip(arm, tip, X_ot, M_o):
     return opalg.Model(arm.parents, arm.joints, arm.placements, inertias, arm.gravity, arm.names)
 
 
+@pytest.mark.verifies("H1", route="one-arm forward vs aba of the arm with the object welded to its tip")
 @pytest.mark.parametrize("topo,seed", [("chain", 3), ("tree", 4)])
 @pytest.mark.parametrize("gravity", [True, False])
 def test_H1_one_arm_equals_the_aba_of_the_arm_carrying_the_object(topo, seed, gravity):
@@ -197,6 +202,7 @@ def test_H1_one_arm_equals_the_aba_of_the_arm_carrying_the_object(topo, seed, gr
     assert_close(res.qdd[0], ref, RTOL, "θ̈ with the object welded to the tip")
 
 
+@pytest.mark.verifies("H9", route="projected forward and augmented_object vs the projected dense KKT")
 def test_H9_planar_rank_trap_and_the_projected_rows():
     ex = two_planar_arms()
     tr = planar_box_trajectory(ex, [0.0, 0.37, 0.81])
@@ -237,6 +243,7 @@ def test_planar_box_path_inverse_dynamics_then_forward():
     assert np.abs(N @ _cat(tr.lam[3])).max() < 1e-10 * np.linalg.norm(_cat(tr.lam[3]))
 
 
+@pytest.mark.verifies("H1", route="batched forward vs one state at a time")
 def test_batched_states_equal_one_by_one():
     ex = two_planar_arms()
     tr = planar_box_trajectory(ex, [0.1, 0.5, 0.9])
@@ -250,6 +257,7 @@ def test_batched_states_equal_one_by_one():
             assert_close(res.f[r][k], one.f[r], tol, "batched f")
 
 
+@pytest.mark.verifies("H1", route="two Pandas: forward vs the dense KKT solve")
 def test_two_pandas_forward_equals_kkt():
     ex = two_pandas()
     rng = np.random.default_rng(7)
