@@ -10,8 +10,10 @@ acts): θ̈, and the joint-space constraint force (Pinocchio: ℳθ̈ + C = τ +
 ℳθ̈ + C = τ − G_cᵀλ, so G_cᵀλ = −Jᵀλ_pin).
 
 Tolerance 450·cond(KKT)·ε (≈ 1e-13·cond, cond computed in the test): both sides solve the same KKT
-system with backward-stable factorizations (measured ≤ 3e-14 at cond ≤ 1e4).  The proximal and
-lcaba comparisons are bounded by Pinocchio's iteration accuracy, stated where they are used.
+system with backward-stable factorizations (measured ≤ 1.0·cond(KKT)·ε over these tests at 50
+further random seeds under the default, Sandybridge and Prescott kernels).  The Delassus checks
+are K_DELASSUS·cond(ℳ)·ε (below).  The proximal and lcaba comparisons are bounded by Pinocchio's
+iteration accuracy, stated where they are used.
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ import opalg
 from opalg.closed import ClosedSystem, LoopClosure, RankDeficientWarning, four_bar, random_closed_system
 from opalg.closed.pinocchio_check import delassus_comparison, lcaba_qdd, pinocchio_constraints
 
-from helpers import Tol, assert_close, cond_tol
+from helpers import Tol, assert_close, cond_tol, measured
+
+#: Delassus matrices (J ℳ⁻¹ Jᵀ by Pinocchio, by Υ, by a dense solve), largest entry difference
+#: relative to the largest entry: k of k·cond(ℳ)·ε, worst 0.75 over 310 random weld loops (the
+#: test's two kinds, seeds 0-199) under the default, Sandybridge and Prescott kernels (throwaway
+#: script in /tmp, not committed).  It was 1e-10, from one measurement.
+K_DELASSUS = measured(100, 0.75, "err/(cond(ℳ)·ε), 310 random weld loops under 3 kernels")
 
 CASES = [   # (n, n_loops, seed, kinds, where)
     (12, 2, 6, ("weld", "ball"), ("across", "ground")),
@@ -112,13 +120,17 @@ def test_pinocchio_4_1_0_delassus_ignores_joint2_of_a_loop():
     sys, q = random_closed_system(6, 1, seed=1, kinds=("weld",), where=("ground",))
     d = delassus_comparison(sys, q)
     scale = np.abs(d.opalg).max()
-    assert np.abs(d.pinocchio - d.opalg).max() < 1e-10 * scale        # ~cond·eps, measured 4e-14
-    assert np.abs(d.j1 - d.opalg).max() < 1e-10 * scale
+    tol = cond_tol(np.linalg.cond(opalg.crba(sys.model, q)), K_DELASSUS)
+    assert np.abs(d.pinocchio - d.opalg).max() < tol * scale
+    assert np.abs(d.j1 - d.opalg).max() < tol * scale
     sys, q = random_closed_system(10, 1, seed=2, kinds=("weld",), where=("across",))
     d = delassus_comparison(sys, q)
     scale = np.abs(d.opalg).max()
+    M = opalg.crba(sys.model, q)
+    tol = cond_tol(np.linalg.cond(M), K_DELASSUS)
     G = sys.jacobian(q)
     P = np.roll(np.eye(6), 3, axis=1)                                  # angular-first → linear-first
-    assert np.abs(P @ G @ np.linalg.solve(opalg.crba(sys.model, q), G.T) @ P.T - d.opalg).max() < 1e-10 * scale
-    assert np.abs(d.pinocchio - d.j1).max() < 1e-10 * scale           # joint 2 ignored
+    assert np.abs(P @ G @ np.linalg.solve(M, G.T) @ P.T - d.opalg).max() < tol * scale
+    assert np.abs(d.pinocchio - d.j1).max() < tol * scale              # joint 2 ignored
+    # not round-off: joint 2's share of the loop's Λ_c⁻¹ (fixed data; down to 1.04e-2 at other seeds)
     assert np.abs(d.pinocchio - d.opalg).max() > 1e-2 * scale         # ≠ the loop's Λ_c⁻¹
