@@ -3,7 +3,7 @@ root, q = [p; x, y, z, w] in both, v = [ω; v] (opalg) against [v; ω] (Pinocchi
 the body frame — converted by the twin's index maps (opalg.pinocchio_bridge).
 
 Compared at random states (random floating trees, Solo12, Talos): ℳ, RNEA, bias, ABA, ℳ⁻¹ (compare_dynamics of the fixed-base
-oracle test, with its tolerances: 1e-11 for the identities, 1e-12·cond(ℳ) for solves), body
+oracle test, with its tolerances: the measured RTOL_ID for the identities, K_SOLVE·cond(ℳ)·ε for solves), body
 Jacobians in the LOCAL frame, and integrate/difference against pin.integrate/difference.
 """
 
