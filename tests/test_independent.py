@@ -26,9 +26,12 @@ from helpers import EPS, Tol, assert_close, cond_tol, measured, trig_zero
 
 H_CS = 1e-20  # complex-step increment: Im f(x + ih v)/h = f'(x)v + O(h²), no cancellation
 #: Forward routes (complex step, closed forms, relabelling) vs the recursions: see module docstring.
-RTOL = measured(1e-10, 1e-12, "PLACEHOLDER")
+RTOL = measured(1e-10, 6.1e-15, "200 random chains, trees and two-root forests (n 2-9, mixed joints) "
+                "under 3 BLAS/SIMD kernels: crba vs poses, bias vs Lagrangian, gravity vs ∂U/∂q")
+# (routes through a solve with ℳ use tol_solve / tol_roundtrip: aba(rnea(q̈)) reached 10.8 cond(ℳ)·ε
+#  = 5.3e-9 at cond 2e8 in that sweep, so no fixed bound holds for them)
 #: A batch of states vs the same call state by state (the same formulas, other BLAS kernels).
-RTOL_BATCH = measured(1e-12, 1e-14, "PLACEHOLDER")
+RTOL_BATCH = measured(1e-12, 2.0e-15, "the same 200 models, batches of 4 states, rnea/crba/bias, 3 kernels")
 
 
 def tol_solve(M):
@@ -241,12 +244,12 @@ def test_aba_conserves_energy(case):
 
     qdd = opalg.aba(model, q, qd, zero, gravity=False)
     terms = np.array([qd @ M @ qdd, 0.5 * qd @ Md @ qd])
-    assert_close(terms.sum(), 0.0, RTOL, "energy balance, no gravity", scale=np.abs(terms).max())
+    assert_close(terms.sum(), 0.0, tol_solve(M), "energy balance, no gravity", scale=np.abs(terms).max())
     assert np.abs(terms).max() > 1e-3  # not trivially zero
 
     qdd = opalg.aba(model, q, qd, zero)
     terms = np.array([qd @ M @ qdd, 0.5 * qd @ Md @ qd, grad_potential(model, q) @ qd])
-    assert_close(terms.sum(), 0.0, RTOL, "energy balance with gravity", scale=np.abs(terms).max())
+    assert_close(terms.sum(), 0.0, tol_solve(M), "energy balance with gravity", scale=np.abs(terms).max())
 
 
 # --------------------------------------------------------------------------- 5. round trips
@@ -283,11 +286,12 @@ def test_batched_equals_per_state(case, batch):
     Mb, Cb = opalg.crba(model, q), opalg.bias(model, q, qd)
     assert tau.shape == back.shape == batch + (model.ndof,)
     assert Mb.shape == batch + (model.ndof, model.ndof)
-    assert_close(back, qdd, RTOL, "batched aba(rnea(qdd))")
-    assert_close(again, qdd, RTOL, "batched rnea(aba(qdd))")
     for idx in np.ndindex(*batch):
+        rt = tol_roundtrip(Mb[idx], Cb[idx], qdd[idx])
+        assert_close(back[idx], qdd[idx], rt, "batched aba(rnea(qdd))")
+        assert_close(again[idx], qdd[idx], rt, "batched rnea(aba(qdd))")
         assert_close(tau[idx], opalg.rnea(model, q[idx], qd[idx], qdd[idx]), RTOL_BATCH, "batched rnea")
-        assert_close(fwd[idx], opalg.aba(model, q[idx], qd[idx], qdd[idx]), RTOL_BATCH, "batched aba")
+        assert_close(fwd[idx], opalg.aba(model, q[idx], qd[idx], qdd[idx]), tol_solve(Mb[idx]), "batched aba")
         assert_close(Mb[idx], opalg.crba(model, q[idx]), RTOL_BATCH, "batched crba")
         assert_close(Cb[idx], opalg.bias(model, q[idx], qd[idx]), RTOL_BATCH, "batched bias")
 
@@ -304,7 +308,8 @@ def test_batch_axes_broadcast():
     assert tau.shape == acc.shape == (2, 3, model.ndof)
     for i, j in itertools.product(range(2), range(3)):
         assert_close(tau[i, j], opalg.rnea(model, q[i, 0], qd[j], qdd), RTOL_BATCH, "broadcast rnea")
-        assert_close(acc[i, j], qdd, RTOL, "broadcast aba(rnea(qdd))")
+        assert_close(acc[i, j], qdd, tol_roundtrip(opalg.crba(model, q[i, 0]), opalg.bias(model, q[i, 0], qd[j]), qdd),
+                     "broadcast aba(rnea(qdd))")
 
 
 # --------------------------------------------------------------------------- 6. relabelling
@@ -337,8 +342,8 @@ def test_relabelling_invariance(case):
         ix = np.ix_(idx, idx)
         assert_close(opalg.crba(m2, q[idx]), M[ix], RTOL, "relabelled crba")
         assert_close(opalg.bias(m2, q[idx], qd[idx]), C[idx], RTOL, "relabelled bias")
-        assert_close(opalg.aba(m2, q[idx], qd[idx], tau[idx]), A[idx], RTOL, "relabelled aba")
-        assert_close(opalg.minv(m2, q[idx]), Mi[ix], RTOL, "relabelled minv")
+        assert_close(opalg.aba(m2, q[idx], qd[idx], tau[idx]), A[idx], tol_solve(M), "relabelled aba")
+        assert_close(opalg.minv(m2, q[idx]), Mi[ix], tol_solve(M), "relabelled minv")
 
 
 # --------------------------------------------------------------------------- 7. planar arms
@@ -509,7 +514,8 @@ def test_property_mass_matrix_and_round_trip(n, seed, topology):
     model = make_model(topology, n, seed)
     q, qd, qdd = make_state(model, seed, 3)
     assert_close(opalg.crba(model, q), mass_matrix_from_poses(model, q), RTOL, "C3: property")
-    assert_close(opalg.aba(model, q, qd, opalg.rnea(model, q, qd, qdd)), qdd, RTOL, "E9: property")
+    assert_close(opalg.aba(model, q, qd, opalg.rnea(model, q, qd, qdd)), qdd,
+                 tol_roundtrip(opalg.crba(model, q), opalg.bias(model, q, qd), qdd), "E9: property")
 
 
 @settings(max_examples=10)
