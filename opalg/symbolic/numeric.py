@@ -21,8 +21,6 @@ import sympy as sp
 from .. import _backend as bk
 from ..errors import ModelError, SingularConfigurationError, StateError
 from .data import as_matrix, check_subs, scalar, t
-from .fastcse import cse as _fast_cse
-from .fastprint import printer as _fast_printer
 
 #: The old name (opalg.symbolic.SingularConfiguration): a singular configuration of a valid system.
 SingularConfiguration = SingularConfigurationError
@@ -37,37 +35,21 @@ def _free(system, exprs, bound=()):
 
 
 def _lambdify(system, args, expr):
-    """``sympy.lambdify(args, expr, "numpy", cse=True)`` after :func:`_free`'s check: the same
-    generated code, made from one ``sympy.cse`` of ``expr``.
+    """``sympy.lambdify(args, expr, "numpy", cse=...)`` after :func:`_free`'s check on the
+    cse-reduced form (each shared subexpression walked once, not once per occurrence).
 
-    Why not the plain call: lambdify and ``free_symbols`` walk their expression as a tree, so
-    a subexpression shared by many entries is visited once per occurrence; for the bias of a
-    10-DoF tree with a moving root that walk (lambdify's symbol and implemented-function
-    search, and the free-symbol check) cost more than the cse itself.  Here the check and
-    those searches run on the cse-reduced form, where each shared subexpression appears once.
-    The code printed is lambdify's own for ``cse(expr, list=False)``, as with ``cse=True``
-    (the cse is :func:`opalg.symbolic.fastcse.cse`: sympy's, with its ordering keys memoized;
-    the printer is :class:`opalg.symbolic.fastprint.NumPyPrinter`: sympy's, with its
-    precedences, sort keys and term orders memoized).
-    An expression holding an implemented function (``sympy.utilities.lambdify.
-    implemented_function``) takes the plain call, which finds it in the namespace as before.
+    The cse (``order="none"``) is computed once and handed to lambdify, which prints it.
     """
-    from sympy.utilities.lambdify import _imp_namespace
-
-    reps, reduced = _fast_cse(expr, list=False)
+    reps, reduced = _cse_homogeneous(expr)
     _free(system, [*(e for _, e in reps), *(reduced if isinstance(reduced, list) else [reduced])],
           bound=[x for x, _ in reps])
-    if _imp_namespace([reduced, [e for _, e in reps]]):
-        return sp.lambdify(args, expr, "numpy", cse=True)
-    # use_imps=False: the search just above found no implemented function, so lambdify's own
-    # search (another walk of ``reduced``) would add an empty namespace
-    return sp.lambdify(args, reduced, "numpy", cse=lambda _: (reps, reduced), printer=_fast_printer(),
-                       use_imps=False)
+    return sp.lambdify(args, expr, "numpy", cse=lambda _: (reps, reduced))
 
 
 def _cse_homogeneous(expr):
-    """``sympy.cse(expr, list=False)``, what ``lambdify(..., cse=True)`` calls, by fastcse."""
-    return _fast_cse(expr, list=False)
+    """``sympy.cse(expr, list=False, order="none")``: lambdify's ``cse=True`` without the
+    canonical sort of the terms (the same values; the sort dominates large expressions)."""
+    return sp.cse(expr, list=False, order="none")
 
 
 def _subs(e, subs):
@@ -278,7 +260,6 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     _factor(system, Mf(q0), q0, t_span[0])        # refuse a singular start before the long work
     Bf = _bias_function(system, subs, bias_method)
     qs, qds = system.q, system.qd
-    # cse=_cse_homogeneous: lambdify's cse=True, by fastcse (the same code)
     Qf = sp.lambdify([qs, qds, t], [Qs, Qa], "numpy", cse=_cse_homogeneous)
     Tf = sp.lambdify([qs, qds, t], _subs(system.kinetic_energy(), subs), "numpy", cse=_cse_homogeneous)
     Uf = sp.lambdify([qs, t], _subs(system.potential_energy(), subs), "numpy", cse=_cse_homogeneous)

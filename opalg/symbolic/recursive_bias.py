@@ -17,10 +17,10 @@ t-derivatives, or zero), then the same partial-velocity sum as Kane's
 
 from __future__ import annotations
 
+from operator import matmul as mm
+
 import sympy as sp
 
-from . import fastdiff as fd
-from .fastdiff import matmul as mm   # sympy's product, without its is_finite queries
 from .data import hinge_terms, t
 
 
@@ -54,7 +54,7 @@ def recursive_bias(system) -> sp.Matrix:
         (wp, up), (wdp, udp) = vel[system.T[j - 1]], acc[system.T[j - 1]]
         Gw = mm(G, wp)
         w, u = Gw + Om, mm(G, up + wp.cross(rho) + Zd)
-        wd = mm(G, wdp) - Om.cross(Gw) + mm(fd.jacobian(Om, system.q), qd)
+        wd = mm(G, wdp) - Om.cross(Gw) + mm(Om.jacobian(system.q), qd)
         ud = -Om.cross(u) + mm(G, udp + wdp.cross(rho) + wp.cross(Zd))
         vel[j], acc[j] = (w, u), (wd, ud)
         v, vd = u + w.cross(b.com), ud + wd.cross(b.com)

@@ -14,13 +14,12 @@ The derivation follows Huang, Huang & Zhu (1998) §1.3–1.7 (re-derived; conven
 from __future__ import annotations
 
 import time
+from operator import matmul as mm
 
 import numpy as np
 import sympy as sp
 
 from ..errors import ModelError, StateError
-from . import fastcse, fastdiff as fd
-from .fastdiff import matmul as mm   # sympy's product, without its is_finite queries
 from .data import (_ROT, ROOT_CHAIN, Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body,  # noqa: F401
                    check_hinge, check_root, check_topology, hinge_terms, scalar, skew, t)
 
@@ -280,15 +279,15 @@ class TreeSystem:
                     b, k = self.bodies[j - 1], kin[j]
                     p += mm(k["Jv"].T, b.mass * k["vt"]) + mm(k["Jw"].T, mm(b.inertia, k["wt"]))
                 T, U = self.kinetic_energy(), self.potential_energy()
-                B = (mm(fd.jacobian(p, self.q), qd) + fd.diff(p, t)
-                     - sp.Matrix([fd.diff(T, x) for x in self.q]) + sp.Matrix([fd.diff(U, x) for x in self.q]))
+                B = (mm(p.jacobian(self.q), qd) + sp.diff(p, t)
+                     - sp.Matrix([sp.diff(T, x) for x in self.q]) + sp.Matrix([sp.diff(U, x) for x in self.q]))
             else:
                 B = sp.zeros(self.N, 1)
                 for j in range(1, self.n + 1):
                     b, k = self.bodies[j - 1], kin[j]
                     w, v = self.velocities(j)
-                    wdot = mm(fd.jacobian(w, self.q), qd) + fd.diff(w, t)
-                    vdot = mm(fd.jacobian(v, self.q), qd) + fd.diff(v, t)
+                    wdot = mm(w.jacobian(self.q), qd) + sp.diff(w, t)
+                    vdot = mm(v.jacobian(self.q), qd) + sp.diff(v, t)
                     B += mm(k["Jv"].T, b.mass * (vdot + w.cross(v) - mm(k["R"].T, self.gravity)))
                     B += mm(k["Jw"].T, mm(b.inertia, wdot) + w.cross(mm(b.inertia, w)))
             self._bias[method] = B
@@ -348,7 +347,7 @@ class TreeSystem:
         """
         Q = None if Q is None else as_matrix(Q, (self.N, 1), "Q", StateError)
         exprs = [self.mass_matrix(), self.bias(method)] + ([] if Q is None else [Q])
-        reps, reduced = fastcse.cse(exprs)       # sympy.cse(exprs), faster (same result)
+        reps, reduced = sp.cse(exprs, order="none")   # order='none': no canonical sort of the terms
         return (reps, *reduced)
 
     def equations_of_motion(self, Q=None) -> sp.Matrix:
