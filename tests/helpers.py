@@ -138,6 +138,21 @@ def cond_tol(cond: float, k: float = 100.0, what: str = "ℳ") -> Tol:
     return Tol(k * max(cond, 1.0) * EPS, f"{k:g}·cond({what})·ε, cond = {cond:.1e}")
 
 
+def roundtrip_tol(M, C, x, k: float = 100.0) -> Tol:
+    """``k·cond(ℳ)·ε·(1 + ‖C‖/(‖ℳ‖‖x‖))`` for ``aba(rnea(x)) = x``: τ = ℳx + C is rounded at the size
+    of its terms, which exceeds ‖ℳx‖ by that factor where the bias dominates, and the solve
+    amplifies the rounding by cond(ℳ).
+
+    >>> import numpy as np
+    >>> float(roundtrip_tol(np.eye(2), np.zeros(2), np.ones(2), k=10)) == 10 * EPS
+    True
+    """
+    cond = float(np.linalg.cond(M))
+    amp = 1 + float(np.linalg.norm(C) / (np.linalg.norm(M, 2) * np.linalg.norm(x)))
+    return Tol(k * cond * amp * EPS, f"{k:g}·cond(ℳ)·ε·(1 + ‖C‖/‖ℳ‖‖x‖), cond = {cond:.1e}, "
+               f"bias factor {amp:.1f}")
+
+
 def measured(tol: float, worst: float, over: str) -> Tol:
     """A bound measured over many random cases: ``worst`` seen ``over`` them (>= 10x margin).
 

@@ -22,7 +22,7 @@ from opalg import flex
 from opalg.errors import ModelError, StateError
 
 from flex_oracle import grad_potential, mass_matrix, random_flex_model, H_CS
-from helpers import EPS, Tol, assert_close, cond_tol, measured
+from helpers import EPS, Tol, assert_close, cond_tol, measured, roundtrip_tol
 
 SWEEP = ("300 random flexible models (chains and trees of 1-5 bodies, every joint kind, 0-3 modes; "
          "and 300 mode-free trees of 4) under 3 BLAS/SIMD kernels")
@@ -31,14 +31,6 @@ PRODUCTS = measured(1e-13, 3.7e-15, SWEEP)
 #: k of k·cond(ℳ)·ε (SWEEP: ≤ 1.0 for aba vs the dense solve, 2.6 hybrid, 0.6 the rigid aba).
 K_SOLVE = 100
 
-
-def roundtrip_tol(M, C, a) -> Tol:
-    """K_SOLVE·cond(ℳ)·ε·(1 + ‖C‖/(‖ℳ‖‖ẍ‖)) for aba(rnea(ẍ)) = ẍ: T is rounded at the size of its
-    terms, which exceeds ‖ℳẍ‖ by that factor where the bias dominates (SWEEP: ≤ 3.2 of it; 32
-    cond(ℳ)·ε without the factor)."""
-    cond, amp = np.linalg.cond(M), 1 + np.linalg.norm(C) / (np.linalg.norm(M, 2) * np.linalg.norm(a))
-    return Tol(K_SOLVE * cond * amp * EPS, f"{K_SOLVE}·cond(ℳ)·ε·(1 + ‖C‖/‖ℳ‖‖ẍ‖), cond = {cond:.1e}, "
-               f"bias factor {amp:.1f}")
 
 CASES = [(n, topo, seed) for seed in range(3) for n, topo in ((1, "chain"), (3, "chain"), (5, "tree"))]
 
@@ -83,7 +75,7 @@ def test_aba_inverts_rnea_and_matches_dense(n, topo, seed):
     x, v, a = _state(fm, seed)
     M = flex.crba(fm, x)
     C = flex.rnea(fm, x, v, np.zeros(fm.ndof))
-    assert_close(flex.aba(fm, x, v, flex.rnea(fm, x, v, a)), a, roundtrip_tol(M, C, a), "aba∘rnea")
+    assert_close(flex.aba(fm, x, v, flex.rnea(fm, x, v, a)), a, roundtrip_tol(M, C, a, k=K_SOLVE), "aba∘rnea")
     T = np.random.default_rng(seed).normal(size=fm.ndof)
     dense = np.linalg.solve(M, T - C)
     assert_close(flex.aba(fm, x, v, T), dense, cond_tol(np.linalg.cond(M), K_SOLVE), "aba vs dense solve")

@@ -51,8 +51,8 @@ import opalg
 from opalg import spatial
 from opalg.kinematics import body_kinematics
 
-from helpers import (EPS, DenseSOA, Tol, ancestors, assert_close, cond_tol, is_ancestor, make_model,
-                     measured, nca, random_state, rel_err, sblk, tree_depth)
+from helpers import (DenseSOA, ancestors, assert_close, cond_tol, is_ancestor, make_model,
+                     measured, nca, random_state, rel_err, roundtrip_tol, sblk, tree_depth)
 
 #: Products and sums of blocks, no solve: measured (module docstring).
 _OVER = ("240 random chains, trees, forests, relabelled and tip-to-base trees (n 2-12, mixed/all "
@@ -83,14 +83,6 @@ def tol_inv(Mq) -> float:
     """K_INV·cond(ℳ)·ε for the mass matrix ``Mq`` of the test's state (module docstring)."""
     return cond_tol(np.linalg.cond(Mq), K_INV)
 
-
-def tol_roundtrip(Mq, C, qdd) -> Tol:
-    """K_INV·cond(ℳ)·ε·(1 + ‖C‖/(‖ℳ‖‖q̈‖)) for aba(rnea(q̈)) = q̈: τ = ℳq̈ + C is rounded at the size
-    of its terms, which exceeds ‖ℳq̈‖ by that factor where the bias dominates, and the solve
-    amplifies the rounding by cond(ℳ)."""
-    cond, amp = np.linalg.cond(Mq), 1 + np.linalg.norm(C) / (np.linalg.norm(Mq, 2) * np.linalg.norm(qdd))
-    return Tol(K_INV * cond * amp * EPS,
-               f"{K_INV}·cond(ℳ)·ε·(1 + ‖C‖/‖ℳ‖‖q̈‖), cond = {cond:.1e}, bias factor {amp:.1f}")
 
 # (kind, n, seed): chain and tree with 3-dof joints, a relabelled tree (parents
 # with both smaller and larger labels), a two-root forest, a tree in Jain numbering.
@@ -664,7 +656,7 @@ def test_E9_aba_operator_expression_and_internals(c):
     expr = (d.Linv.T @ d.Dinv @ (T - d.H @ d.psi @ (d.K @ T + d.P @ a + b))
             - d.K.T @ d.psi.T @ a)
     assert_close(qdd, expr, c.tol_inv, "E9: aba vs operator expression")
-    assert_close(opalg.aba(m, c.q, c.qd, opalg.rnea(m, c.q, c.qd, c.qdd)), c.qdd, tol_roundtrip(Mq, C, c.qdd),
+    assert_close(opalg.aba(m, c.q, c.qd, opalg.rnea(m, c.q, c.qd, c.qdd)), c.qdd, roundtrip_tol(Mq, C, c.qdd, k=K_INV),
                  "E9: aba(rnea(qdd)) = qdd")
 
 
@@ -1017,7 +1009,7 @@ def test_property_factorization_and_inverse(n, seed, kind):
     assert_close(d.L @ d.D @ d.L.T, Mq, tol_inv(Mq), "E6: property")
     assert_close(d.Linv.T @ d.Dinv @ d.Linv @ Mq, d.IN, tol_res(Mq), "E8: property", scale=1.0)
     assert_close(opalg.aba(model, q, qd, opalg.rnea(model, q, qd, qdd)), qdd,
-                 tol_roundtrip(Mq, opalg.bias(model, q, qd), qdd), "E9: property")
+                 roundtrip_tol(Mq, opalg.bias(model, q, qd), qdd, k=K_INV), "E9: property")
     for k, Yk in enumerate(opalg.upsilon(model, q)):
         assert_close(Yk, spatial_block(d.Omega, k, k), tol, "F2: property",
                      scale=np.linalg.norm(d.Omega))

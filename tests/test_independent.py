@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import opalg
-from helpers import EPS, Tol, assert_close, cond_tol, measured, trig_zero
+from helpers import EPS, Tol, assert_close, cond_tol, measured, roundtrip_tol, trig_zero
 
 H_CS = 1e-20  # complex-step increment: Im f(x + ih v)/h = f'(x)v + O(h²), no cancellation
 #: Forward routes (complex step, closed forms, relabelling) vs the recursions: see module docstring.
@@ -38,13 +38,6 @@ def tol_solve(M):
     """100·cond(ℳ)·ε: the forward error of a solve with ℳ (N <= 36 dofs here: a few N)."""
     return cond_tol(np.linalg.cond(M), 100)
 
-
-def tol_roundtrip(M, C, x):
-    """100·cond(ℳ)·ε·(1 + ‖C‖/(‖ℳ‖‖x‖)) for aba(rnea(x)) = x: τ = ℳx + C is rounded at the size
-    of its terms, and the solve amplifies that rounding by cond(ℳ)."""
-    cond, amp = np.linalg.cond(M), 1 + np.linalg.norm(C) / (np.linalg.norm(M, 2) * np.linalg.norm(x))
-    return Tol(100 * cond * amp * EPS, f"100·cond(ℳ)·ε·(1 + ‖C‖/‖ℳ‖‖q̈‖), cond = {cond:.1e}, "
-               f"bias factor {amp:.1f}")
 
 # (topology, n bodies, seed, n_roots); every model has at least one 2- or 3-axis joint
 # (checked in test_cases_are_not_trivial) and the trees include a forest.
@@ -260,7 +253,7 @@ def test_aba_rnea_round_trip_single(case):
     model = make_model(*case)
     q, qd, x = make_state(model, case[2], 3)
     M, C = opalg.crba(model, q), opalg.bias(model, q, qd)
-    assert_close(opalg.aba(model, q, qd, opalg.rnea(model, q, qd, x)), x, tol_roundtrip(M, C, x),
+    assert_close(opalg.aba(model, q, qd, opalg.rnea(model, q, qd, x)), x, roundtrip_tol(M, C, x),
                  "E9: aba(rnea(x)) = x")
     # rnea(aba(x)) = x: the solve's error (cond·ε relative to q̈) mapped back by ℳ, relative to x
     a = opalg.aba(model, q, qd, x)
@@ -287,7 +280,7 @@ def test_batched_equals_per_state(case, batch):
     assert tau.shape == back.shape == batch + (model.ndof,)
     assert Mb.shape == batch + (model.ndof, model.ndof)
     for idx in np.ndindex(*batch):
-        rt = tol_roundtrip(Mb[idx], Cb[idx], qdd[idx])
+        rt = roundtrip_tol(Mb[idx], Cb[idx], qdd[idx])
         assert_close(back[idx], qdd[idx], rt, "batched aba(rnea(qdd))")
         assert_close(again[idx], qdd[idx], rt, "batched rnea(aba(qdd))")
         assert_close(tau[idx], opalg.rnea(model, q[idx], qd[idx], qdd[idx]), RTOL_BATCH, "batched rnea")
@@ -308,7 +301,7 @@ def test_batch_axes_broadcast():
     assert tau.shape == acc.shape == (2, 3, model.ndof)
     for i, j in itertools.product(range(2), range(3)):
         assert_close(tau[i, j], opalg.rnea(model, q[i, 0], qd[j], qdd), RTOL_BATCH, "broadcast rnea")
-        assert_close(acc[i, j], qdd, tol_roundtrip(opalg.crba(model, q[i, 0]), opalg.bias(model, q[i, 0], qd[j]), qdd),
+        assert_close(acc[i, j], qdd, roundtrip_tol(opalg.crba(model, q[i, 0]), opalg.bias(model, q[i, 0], qd[j]), qdd),
                      "broadcast aba(rnea(qdd))")
 
 
@@ -515,7 +508,7 @@ def test_property_mass_matrix_and_round_trip(n, seed, topology):
     q, qd, qdd = make_state(model, seed, 3)
     assert_close(opalg.crba(model, q), mass_matrix_from_poses(model, q), RTOL, "C3: property")
     assert_close(opalg.aba(model, q, qd, opalg.rnea(model, q, qd, qdd)), qdd,
-                 tol_roundtrip(opalg.crba(model, q), opalg.bias(model, q, qd), qdd), "E9: property")
+                 roundtrip_tol(opalg.crba(model, q), opalg.bias(model, q, qd), qdd), "E9: property")
 
 
 @settings(max_examples=10)
