@@ -16,7 +16,6 @@ import sys
 import numpy as np
 
 from . import opcount
-from ._object_matmul import object_matmul as _object_matmul
 from .errors import OpalgError
 
 
@@ -284,9 +283,7 @@ def _right_const(A: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 def matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``A @ B`` (uncounted); object operands through :func:`_object_matmul`."""
-    if A.dtype == object or B.dtype == object:
-        return _object_matmul(A, B)
+    """``A @ B`` (uncounted), for float and object (sympy) entries alike."""
     return A @ B
 
 

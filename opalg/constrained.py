@@ -240,19 +240,13 @@ def solve_augmented(M, Q, F, B, h, Z, check: bool = True) -> Solution:
     M, Q, F, B, h, Z = _system(M, Q, F, B, h, Z)
     if check:
         _check_feasible(M, B, Z, "augmented matrix")
-    return _augmented_solve(M, F - Q, B, h, Z)
-
-
-def _augmented_solve(M, r, B, h, Z) -> Solution:
-    """``[[M, −Zᵀ], [B, 0]] [ẏ; v] = [r; h]`` for validated float64 arrays: the solve of
-    :func:`solve_augmented`, which the Ider integrator also calls with its own checked arrays."""
     c, n = B.shape
     K = np.zeros((n + c, n + c))
     K[:n, :n] = M
     K[:n, n:] = -Z.T
     K[n:, :n] = B
     try:
-        x = np.linalg.solve(K, np.concatenate([r, h]))
+        x = np.linalg.solve(K, np.concatenate([F - Q, h]))
     except np.linalg.LinAlgError:
         raise InfeasibleDirections("augmented matrix is exactly singular") from None
     return Solution(x[:n], x[n:])

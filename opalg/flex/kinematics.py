@@ -34,10 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _backend as bk
-from ..joints import joint_transform, joint_velocity
+from ..joints import Joint, joint_transform, joint_velocity
 from ..spatial import cross_force, cross_motion, motion_transform
-from ._fastpath import NODE_JOINT, node_joint_transform, node_joint_velocity  # noqa: F401
 from .body import FlexBody
+
+#: The joint of a node relative to its undeformed place: three translations, then three
+#: small rotations, about the body axes x, y, z (docs/REFERENCE.md K3).
+NODE_JOINT = Joint(["P", "P", "P", "R", "R", "R"], np.vstack([np.eye(3), np.eye(3)]), name="node")
 
 def _dtype(*arrays):
     """object if any argument holds sympy expressions, else complex or float (complex step)."""
@@ -92,12 +95,12 @@ def node_transforms(body: FlexBody, eta, etad=None):
         z = _zeros((0, 6), dt)
         return _zeros((0, 6, 6), dt), _zeros((0, 6, body.m), dt), z, z
     q = body.Q @ np.asarray(eta, dt)                                   # (p, 6)
-    XJ, S = node_joint_transform(q)
+    XJ, S = joint_transform(NODE_JOINT, q)
     X = XJ @ _offsets(body)
     Pi = S @ body.Q
     if etad is None:
         return X, Pi, None, None
-    vJ, cJ = node_joint_velocity(S, body.Q @ np.asarray(etad, dt))
+    vJ, cJ = joint_velocity(S, body.Q @ np.asarray(etad, dt))
     return X, Pi, vJ, cJ + _zeros(vJ.shape, dt)
 
 

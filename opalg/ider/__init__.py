@@ -37,7 +37,6 @@ from ..constrained import InfeasibleDirections, conditioning, force_directions, 
 from ..constrained_passes import conditioning_passes, solve_passes
 from ..errors import StateError
 from ._inputs import _real, _settings
-from ._state import ArmState, solve_augmented_step
 # The arm's parameters and kinematics (opalg.ider.geometry) are public names of opalg.ider too.
 from .geometry import _tip_terms
 from .geometry import (  # noqa: F401
@@ -118,12 +117,8 @@ class IderResult:
         return self.status == "completed"
 
 
-def _dynamics(arm_state, Zc, formulation, stab, t, q, y, check=True):
-    """(solution, M, Q, B, Z) at one state (M = Q = None for "passes", which forms no ℳ).
-
-    ``arm_state``: the :class:`~opalg.ider._state.ArmState` of the run's model.
-    """
-    model = arm_state.model
+def _dynamics(model, Zc, formulation, stab, t, q, y, check=True):
+    """(solution, M, Q, B, Z) at one state (M = Q = None for "passes", which forms no ℳ)."""
     B, h = _tip_terms(q, y)
     if stab is not None:  # Baumgarte: drive Φ̈ + 2α Φ̇ + β² Φ = 0
         alpha, beta = stab
@@ -131,9 +126,7 @@ def _dynamics(arm_state, Zc, formulation, stab, t, q, y, check=True):
     Z = B if Zc is None else Zc
     if formulation == "passes":
         return solve_passes(model, q, y, B, h, Z, check=check), None, None, B, Z
-    Mq, Qv = arm_state.mass(q), arm_state.bias(q, y)
-    if formulation == "augmented" and not check:   # the integrator's calls: its own arrays
-        return solve_augmented_step(Mq, Qv, B, h, Z), Mq, Qv, B, Z
+    Mq, Qv = dynamics.crba(model, q), dynamics.bias(model, q, y)
     solve = solve_augmented if formulation == "augmented" else solve_reduced
     return solve(Mq, Qv, np.zeros(3), B, h, Z, check=check), Mq, Qv, B, Z
 
@@ -197,7 +190,6 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     if not isinstance(refine, (bool, np.bool_)):
         raise StateError(f"refine must be True or False, got {refine!r}")
     model = arm(inertia, gravity)
-    state = ArmState(model)   # ℳ and C of one state, bit for bit those of dynamics.crba and bias
     q0, y0 = THETA0.copy(), initial_speeds()
     Z0 = directions(A, q0)  # validates A before any work
     Zc = None if _is_conventional(A) else Z0  # constant control directions, or Z = B(q)
@@ -207,7 +199,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         Z = B if Zc is None else Zc
         if formulation == "passes":
             return conditioning_passes(model, q, B, Z)
-        return conditioning(state.mass(q), B, Z)
+        return conditioning(dynamics.crba(model, q), B, Z)
 
     if (k0 := kappa(q0)) <= stop_tol:
         raise InfeasibleDirections(
@@ -215,12 +207,12 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
             f"feasibility measure (cosine of the largest principal angle between B and Z in the "
             f"M⁻¹ metric) = {k0:.3g} ≤ {stop_tol:g}")
     x0 = np.concatenate([q0, y0])
-    _dynamics(state, Zc, formulation, gains, 0.0, q0, y0)  # the start is solved outside the guard
+    _dynamics(model, Zc, formulation, gains, 0.0, q0, y0)  # the start is solved outside the guard
     trouble, last = [], [0.0, x0]
 
     def rhs(t, x):
         try:  # the events watch feasibility, so the solves skip their own check
-            sol = _dynamics(state, Zc, formulation, gains, t, x[:3], x[3:], check=False)[0]
+            sol = _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)[0]
         except _NUMERICAL as e:  # NaN: the solver rejects the step and retries a smaller one
             trouble[:] = [(t, e)]
             return np.full(6, np.nan)
@@ -238,10 +230,8 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         ev.terminal, ev.direction = True, -1
     ivp = solve_ivp(rhs, (0.0, t_end), x0, method="DOP853", t_eval=te, events=events, rtol=rtol, atol=atol)
     rows = []
-    if formulation != "passes":
-        state.prefetch(ivp.y[:3].T)  # ℳ of all the samples in one batched pass
     for t, x in zip(ivp.t, ivp.y.T):
-        sol, Mq, Qv, B, Z = _dynamics(state, Zc, formulation, gains, t, x[:3], x[3:], check=False)
+        sol, Mq, Qv, B, Z = _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)
         tau, kap = (Z.T @ sol.v, kappa(x[:3])) if Mq is None else (Mq @ sol.ydot + Qv, conditioning(Mq, B, Z))
         rows.append((x[:3], x[3:], sol.ydot, tau, sol.v, kap))
     q, qd, qdd, tau, v, kap = (np.array(c) for c in zip(*rows)) if rows else [np.zeros((0, 3))] * 6

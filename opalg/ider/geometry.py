@@ -8,7 +8,6 @@ h = [Σ_i L_i cos φ_i ω_i², Σ_i L_i sin φ_i ω_i²].
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -72,8 +71,6 @@ def _bias_of(ls, lc, y) -> np.ndarray:
 
 def tip_jacobian(q) -> np.ndarray:
     """B(q) = ∂tip/∂q, shape (2, 3)."""
-    if _is_state(q):   # the events' and samples' states: the Python-float route
-        return _jacobian_floats(*_link_floats(q))
     return _jacobian_of(*_link_terms(q))
 
 
@@ -82,48 +79,8 @@ def tip_bias(q, y) -> np.ndarray:
     return _bias_of(*_link_terms(q), y)
 
 
-_LL = tuple(LENGTHS)
-
-
-def _is_state(v) -> bool:
-    """A float64 3-vector: the integrator's states, which take the Python-float route."""
-    return type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (3,)
-
-
-# The Python-float route: the same operations as _link_terms, _jacobian_of and _bias_of on
-# Python floats (~1/6 of the cost of numpy's calls on 3 entries).  The cumulative sums and the
-# 3-term sums add in order, as numpy's do; sine and cosine are the C library's, as numpy's
-# float64 ones are (tests/test_ider.py compares the bytes).
-def _link_floats(q) -> tuple[tuple, tuple]:
-    q0, q1, q2 = q.tolist()
-    L0, L1, L2 = _LL
-    p0, p1 = q0, q0 + q1
-    p2 = p1 + q2
-    return ((L0 * math.sin(p0), L1 * math.sin(p1), L2 * math.sin(p2)),
-            (L0 * math.cos(p0), L1 * math.cos(p1), L2 * math.cos(p2)))
-
-
-def _jacobian_floats(ls, lc) -> np.ndarray:
-    (s0, s1, s2), (c0, c1, c2) = ls, lc
-    s21, c21 = s2 + s1, c2 + c1
-    return np.array([[-(s21 + s0), -s21, -s2], [c21 + c0, c21, c2]])
-
-
-def _bias_floats(ls, lc, y) -> np.ndarray:
-    (s0, s1, s2), (c0, c1, c2) = ls, lc
-    y0, y1, y2 = y.tolist()
-    w0, w1 = y0, y0 + y1
-    w2 = w1 + y2
-    w0, w1, w2 = w0 * w0, w1 * w1, w2 * w2
-    return np.array([0.0 + c0 * w0 + c1 * w1 + c2 * w2, 0.0 + s0 * w0 + s1 * w1 + s2 * w2])
-
-
 def _tip_terms(q, y) -> tuple[np.ndarray, np.ndarray]:
-    """(B(q), h(q, y)) together, as :func:`tip_jacobian` and :func:`tip_bias` give them: the
-    integrator's right-hand side needs both at every call, and the sines and cosines once."""
-    if _is_state(q) and _is_state(y):
-        ls, lc = _link_floats(q)
-        return _jacobian_floats(ls, lc), _bias_floats(ls, lc, y)
+    """(B(q), h(q, y)) together: the right-hand side needs both, and the sines and cosines once."""
     ls, lc = _link_terms(q)
     return _jacobian_of(ls, lc), _bias_of(ls, lc, y)
 
