@@ -18,6 +18,7 @@ import sympy as sp
 import opalg
 from opalg import symbolic
 from opalg.symbolic import Body, Hinge, TreeSystem
+from opalg.errors import ModelError
 
 from helpers import assert_close, measured, trig_zero
 from symbolic_shared import spinning_deploy
@@ -262,8 +263,8 @@ def test_cse_reconstructs_M_and_bias():
 def test_generated_functions_equal_lambdifys():
     """numeric._lambdify (one cse with order='none', the free-symbol check on the reduced form)
     gives the values of ``sympy.lambdify(..., cse=True)`` at random states (RTOL: the same
-    expressions, only the order of the rounded operations may differ); an implemented function
-    still reaches its implementation."""
+    expressions, only the order of the rounded operations may differ); undefined functions
+    (implemented or with code as their name) are refused, not printed into the generated code."""
     from sympy.utilities.lambdify import implemented_function
 
     from opalg.symbolic import numeric, t
@@ -279,9 +280,9 @@ def test_generated_functions_equal_lambdifys():
                     for a in args]
             assert_close(np.asarray(ours(*vals), dtype=float), np.asarray(plain(*vals), dtype=float), RTOL,
                          "numeric._lambdify vs sympy.lambdify(cse=True)")
-    f = implemented_function("f", lambda x: x + 1.0)
     q0 = system.q[0]
-    g = numeric._lambdify(system, [system.q], sp.Matrix([f(q0) * sp.sin(q0), sp.sin(q0)]))
-    assert np.allclose(g(np.full(6, 0.5)).ravel(), [1.5 * np.sin(0.5), np.sin(0.5)])
+    for f in (implemented_function("f", lambda x: x + 1.0), sp.Function("__import__('os')")):
+        with pytest.raises(ModelError, match="undefined functions"):   # named, never printed into code
+            numeric._lambdify(system, [system.q], sp.Matrix([f(q0) * sp.sin(q0), sp.sin(q0)]))
     with pytest.raises(ValueError, match=r"unset symbolic parameters \['k'\]"):
         numeric._lambdify(system, [system.q], sp.Matrix([sp.Symbol("k") * sp.sin(q0) + sp.sin(q0)]))
