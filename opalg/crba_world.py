@@ -43,35 +43,11 @@ def _times_const(A, x):
 
 def _cross(a, b):
     """a × b along axis −2 of (…, 3, b) arrays: 6 multiply-adds."""
-    if a.shape == b.shape and a.ndim == 3 and a.shape[1:] == (3, 1) and a.dtype == b.dtype == np.float64:
-        out = _cross_one_state(a, b)
-    else:
-        a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
-        b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
-        out = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -2)
+    a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
+    b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
+    out = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -2)
     _count(out, 2, "world")
     return out
-
-
-def _cross_one_state(a, b):
-    """:func:`_cross` of (n, 3, 1) float arrays (one state) in Python floats.
-
-    An ODE right-hand side asks for one state, where numpy's ~15 calls of the array code
-    cost ~10x the 6n products; these are the same products and differences, each rounded
-    once as there, so the result is bit-identical.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg.crba_world import _cross, _cross_one_state
-    >>> a, b = np.random.default_rng(0).normal(size=(2, 4, 3, 1))
-    >>> two = np.concatenate([a, b], -1)     # a batch of two states takes the array code
-    >>> _cross_one_state(a, b).tobytes() == _cross(two, two[..., ::-1])[..., :1].tobytes()
-    True
-    """
-    return np.array([[[y1 * z2 - y2 * z1], [y2 * z0 - y0 * z2], [y0 * z1 - y1 * z0]]
-                     for (y0, y1, y2), (z0, z1, z2) in zip(a[:, :, 0].tolist(), b[:, :, 0].tolist())],
-                    dtype=np.float64).reshape(a.shape)
 
 
 # ----------------------------------------------------------------------------------------
