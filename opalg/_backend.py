@@ -134,12 +134,6 @@ def first_nonfinite(a: np.ndarray):
     return None
 
 
-#: np.einsum's kernel: np.einsum(..., optimize=False) forwards to it unchanged.
-try:
-    from numpy._core.multiarray import c_einsum as _c_einsum
-except ImportError:   # numpy < 2: the public function (the same kernel, a little slower)
-    _c_einsum = np.einsum
-
 #: The dtypes of the fast paths below, compared by identity (``a.dtype is _F64``): an equal
 #: but distinct dtype object (a non-native byte order, say) just takes the generic path.
 _F64, _C128 = np.dtype(np.float64), np.dtype(np.complex128)
@@ -215,20 +209,11 @@ def zeros(shape, *likes) -> np.ndarray:
     return np.zeros(shape, dtype=dtype)
 
 
-#: (n, dtype) -> np.eye(n, dtype): numeric identities are copied from here (np.eye itself
-#: costs several times a copy, and the recursions ask for a few sizes only).
-_EYES: dict = {}
-
-
 def eye(n: int, *likes) -> np.ndarray:
-    """Identity with the common dtype of ``likes``."""
+    """Identity with the common dtype of ``likes`` (object: sympy's 0 and 1)."""
     dtype = common_dtype(*likes) if likes else float
-    if dtype != object:   # the same 1s and 0s as the loop below: a copy of a kept np.eye
-        key = (n, dtype)
-        e = _EYES.get(key)
-        if e is None:
-            e = _EYES[key] = np.eye(n, dtype=dtype)
-        return e.copy()
+    if dtype != object:
+        return np.eye(n, dtype=dtype)
     e = zeros((n, n), *likes)
     for i in range(n):
         e[i, i] = _sympy().Integer(1)
@@ -299,14 +284,9 @@ def mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     if opcount._ACTIVE:
         opcount.tally(A.shape[-2] * A.shape[-1] * B.shape[-1], "mm")
     if A.dtype is _F64 and B.dtype is _F64 and A.ndim == 2 and B.ndim == 2:
-        # One state (the common single-trajectory case): the branches below without their
-        # re-tests, and einsum's own kernel called directly (np.einsum without ``optimize``
-        # is exactly this call, so the bytes are the same).
-        if A.shape[1] == 1:
-            return A * B
-        if B.shape[1] == 1:
-            return _c_einsum("...ij,...j->...i", A, B[:, 0])[:, None]
-        return A @ B
+        # One state (the common single-trajectory case): the outer product of a 1-dof joint
+        # as a broadcast multiply, else matmul (for one matrix it beats einsum's column path).
+        return A * B if A.shape[1] == 1 else A @ B
     if A.dtype.kind == "f" and B.dtype.kind == "f":
         if B.ndim == 2 and A.ndim > 2:
             return _right_const(A, B)

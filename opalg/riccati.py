@@ -45,9 +45,8 @@ from . import opcount
 from .errors import StateError
 from .kinematics import Kinematics, body_kinematics, check_state, overflow_guard
 from .model import Model
-# The E12 tests, looked up here at each call (so a test may wrap them in this module); PIVOT_TOL
-# stays importable from opalg.riccati.
-from .singularity import PIVOT_TOL, _axis_ok, _check_axis, _mass_scale, _mass_scale_single  # noqa: F401
+# The E12 tests; PIVOT_TOL stays importable from opalg.riccati.
+from .singularity import PIVOT_TOL, _check_axis, _mass_scale  # noqa: F401
 
 
 @dataclass
@@ -83,10 +82,6 @@ class Articulated:
     passive: np.ndarray | None
     axes: list
 
-    def __post_init__(self):
-        # Per body, the pivot columns S_i, S_i* and the U_i* (see _columns, _U_star).
-        self._cols, self._Ut = {}, {}
-
     @cached_property
     def S(self) -> list:
         """Per body, the (..., 6, n_pk) columns of the eliminated axes (H_p*(k); all of H* without ``passive``)."""
@@ -112,25 +107,9 @@ class Articulated:
         return columns_of(self.kin.S, active)
 
     def columns(self, k: int) -> list:
-        """The eliminated axes S_i of body k as (..., 6, 1) columns (views, made once per body)."""
-        return self._columns(k)[0]
-
-    def _columns(self, k: int) -> tuple[list, list]:
-        """(columns S_i, their transposes S_i*) of body k, kept: the pivot passes ask for them
-        on every solve (forward dynamics, each block of D⁻¹ and G)."""
-        out = self._cols.get(k)
-        if out is None:
-            S = self.kin.S[k]
-            cols = [S[..., :, i:i + 1] for i in self.axes[k]]
-            out = self._cols[k] = (cols, [bk.mT(c) for c in cols])
-        return out
-
-    def _U_star(self, k: int) -> list:
-        """The transposes U_i* of body k's factors, kept (the outward pass of every solve)."""
-        out = self._Ut.get(k)
-        if out is None:
-            out = self._Ut[k] = [bk.mT(u) for u in self.U[k]]
-        return out
+        """The eliminated axes S_i of body k as (..., 6, 1) columns (views of H*(k))."""
+        S = self.kin.S[k]
+        return [S[..., :, i:i + 1] for i in self.axes[k]]
 
     def pivot_inward(self, k: int, T_k: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, list]:
         r"""Eliminate the axes of body k from the inward pass (E11).
@@ -141,9 +120,9 @@ class Articulated:
         ones in hybrid dynamics) and ``z`` is (..., 6, r).  Mathematically
         z⁺ = z + G(k)(T(k) − H(k)z).
         """
-        St, eps = self._columns(k)[1], [None] * len(self.U[k])
+        S, eps = self.columns(k), [None] * len(self.U[k])
         for i in reversed(range(len(eps))):
-            eps[i] = T_k[..., i:i + 1, :] - bk.mm(St[i], z)
+            eps[i] = T_k[..., i:i + 1, :] - bk.mm(bk.mT(S[i]), z)
             z = z + bk.mm(self.U[k][i], bk.div(eps[i], self.d[k][i]))
         return z, eps
 
@@ -153,9 +132,9 @@ class Articulated:
         Starting from α^{(0)} = α⁺(k) (..., 6, r); returns θ̈(k) (..., n_k, r) and
         α^{(n_k)} = α⁺(k) + H*(k)θ̈(k).  Mathematically θ̈(k) = D⁻¹ε − G*α⁺.
         """
-        S, Ut, out = self.columns(k), self._U_star(k), []
+        S, out = self.columns(k), []
         for i in range(len(eps)):
-            qi = bk.div(eps[i] - bk.mm(Ut[i], alpha), self.d[k][i])
+            qi = bk.div(eps[i] - bk.mm(bk.mT(self.U[k][i]), alpha), self.d[k][i])
             alpha = alpha + bk.mm(S[i], qi)
             out.append(qi)
         if not out:   # a body with no eliminated axis (hybrid): nothing to solve for
@@ -300,23 +279,13 @@ def _riccati(model: Model, q, kin: Kinematics, passive: np.ndarray | None = None
         S, Pk = kin.S[k], P[k]
         Uk, dk = [], []
         check = Pk.dtype.kind == "f" and S.dtype.kind == "f"
-        # One float64 state: the scale as Python floats, for the mass test of _axis_ok; the
-        # arrays of _mass_scale only if an axis needs the full tests (made once per body).
-        single = check and Pk.ndim == 2 and S.ndim == 2 and Pk.dtype is bk._F64 and S.dtype is bk._F64
-        quick = _mass_scale_single(Pk) if single else None
-        scale = _mass_scale(Pk) if check and not single else None
+        scale = _mass_scale(Pk) if check else None
         for i in reversed(axes[k]):
             s = S[..., :, i:i + 1]
             u = bk.mm(Pk, s)
             di = bk.mm(bk.mT(s), u)
             if check:
-                first = i == axes[k][-1]
-                if not (single and first and _axis_ok(s, di, quick)):
-                    # The full tests (and their errors): a batch, a later axis of a
-                    # multi-axis joint, or an axis that fails the one-state test.
-                    if scale is None:
-                        scale = _mass_scale(P[k])
-                    _check_axis(model, k, i, s, di, P[k], scale, kin, q, first)
+                _check_axis(model, k, i, s, di, P[k], scale, kin, q, i == axes[k][-1])
             # Outer product U Uᵀ (exactly symmetric) then the division: a symmetric downdate.
             # (A broadcast product, not bk.mm, so that complex and object entries keep the
             # exact symmetry too; counted here as the (6×1)(1×6) product it is.)

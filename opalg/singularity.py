@@ -7,14 +7,11 @@ pivot d_i ≤ c·ε·D_ii (the pivot of the correlation matrix of D; the d_i are
 E11 pivots of :mod:`opalg.riccati`).  Both sides scale alike under any change of
 length or mass units, so a 1 mm / 1 mg arm is judged exactly like a 1 m / 1 kg one.
 
-:func:`opalg.riccati.articulated` runs them on every axis before its pivot is used: the
-one-state quick test :func:`_axis_ok` first, the full :func:`_check_axis` (which words the
-errors) when it fails or the state is a batch.
+:func:`opalg.riccati.articulated` runs them (:func:`_check_axis`) on every axis before its
+pivot is used, for one state and for a batch alike.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -28,31 +25,7 @@ PIVOT_TOL = 32 * np.finfo(float).eps
 
 def _mass_scale(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(tr P_ωω / 3, tr P_vv / 3): the unit-consistent sizes of P's two diagonal blocks."""
-    return (np.trace(P[..., :3, :3], axis1=-2, axis2=-1) / 3,
-            np.trace(P[..., 3:, 3:], axis1=-2, axis2=-1) / 3)
-
-
-def _mass_scale_single(P: np.ndarray) -> tuple[float, float]:
-    """:func:`_mass_scale` of one (6, 6) float64 P in Python floats: the same sums in the same
-    order (numpy adds three terms left to right), so the same values."""
-    g = P.diagonal().tolist()
-    return (g[0] + g[1] + g[2]) / 3, (g[3] + g[4] + g[5]) / 3
-
-
-def _axis_ok(s: np.ndarray, d_i: np.ndarray, scale: tuple[float, float]) -> bool:
-    """The mass test of :func:`_check_axis` for the first axis of one float64 state (d_i is
-    D_ii), in Python floats with numpy's order of operations: True when it passes.  A False
-    (or anything unusual) sends the axis through :func:`_check_axis`, which decides and words
-    the error exactly as before."""
-    w0, w1, w2, v0, v1, v2 = s[:, 0].tolist()
-    D_ii = d_i.item()
-    ref = (w0 * w0 + w1 * w1 + w2 * w2) * scale[0] + (v0 * v0 + v1 * v1 + v2 * v2) * scale[1]
-    # ~(D_ii > tol·ref) & finite is False: it passes, or a value is not finite (an overflow,
-    # left to the overflow guard).
-    return D_ii > _TOL * ref or not (math.isfinite(D_ii) and math.isfinite(ref))
-
-
-_TOL = float(PIVOT_TOL)
+    return P[..., :3, :3].trace(axis1=-2, axis2=-1) / 3, P[..., 3:, 3:].trace(axis1=-2, axis2=-1) / 3
 
 
 def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: bool) -> None:
@@ -65,10 +38,14 @@ def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: b
     d_i = d_i[..., 0, 0]
     # D_ii = S_i* P(k) S_i, before any axis of body k was eliminated.
     D_ii = d_i if first else np.einsum("...i,...ij,...j->...", s, P, s)
-    ref = np.sum(s[..., :3] ** 2, -1) * scale[0] + np.sum(s[..., 3:] ** 2, -1) * scale[1]
+    ref = (s[..., :3] ** 2).sum(-1) * scale[0] + (s[..., 3:] ** 2).sum(-1) * scale[1]
+    mass_ok = D_ii > PIVOT_TOL * ref
+    pivot_ok = np.True_ if first else d_i > PIVOT_TOL * D_ii
+    if mass_ok.all() and pivot_ok.all():   # (almost every axis: nothing more to compute)
+        return
     # Non-finite values come from an overflow, which the overflow guard reports as one.
     finite = np.isfinite(D_ii) & np.isfinite(ref)
-    bad = ~(D_ii > PIVOT_TOL * ref) & finite
+    bad = ~mass_ok & finite
     if np.any(bad):
         raise ModelError(
             f"body {k} ({model.names[k]}), joint {model.joint_names[k]}, axis {i}: moves no mass at "
@@ -77,7 +54,7 @@ def _check_axis(model: Model, k: int, i: int, s, d_i, P, scale, kin, q, first: b
         )
     if first:
         return
-    bad = ~(d_i > PIVOT_TOL * D_ii) & finite & np.isfinite(d_i)
+    bad = ~pivot_ok & finite & np.isfinite(d_i)
     if np.any(bad):
         idx = tuple(int(j) for j in np.argwhere(bad)[0]) if np.ndim(bad) else ()
         qk = np.asarray(np.broadcast_to(q, kin.batch + q.shape[-1:])[idx])[model.q_slice[k]]

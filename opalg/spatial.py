@@ -95,7 +95,7 @@ def _cross_single(V: list, u: list, motion: bool) -> np.ndarray:
 
     The single-state recursions (an ODE right-hand side) call the cross products a few times
     per body, where numpy's per-call overhead is ~10x the 18 products; the same products and
-    sums in the same order as the array code below, so the result is bit-identical to it.
+    sums as the array code below.
     """
     w0, w1, w2, v0, v1, v2 = V
     a0, a1, a2, b0, b1, b2 = u
@@ -241,35 +241,10 @@ def rotation_about(axis, angle) -> np.ndarray:
     array([0., 1., 0.])
     """
     angle = bk.asarray(angle)
-    axis = bk.asarray(axis)
-    if axis.shape == (3,) and axis.dtype is bk._F64:
-        I, s, ss = _axis_constants(axis)
-    else:
-        s = skew(axis)
-        I, ss = bk.eye(3, s), s @ s
+    s = skew(axis)
     c, sn = bk.cos(angle), bk.sin(angle)
     c, sn = c[..., None, None], sn[..., None, None]
-    return I + sn * s + (1 - c) * ss
-
-
-#: Float axis bytes -> (I, s~, s~ s~) of rotation_about, read-only: a joint's axes are a few
-#: constant vectors asked for at every state.  Cleared when full (random models in tests make
-#: new axes without end); a cleared entry is recomputed to the same bytes.
-_AXES: dict = {}
-
-
-def _axis_constants(axis: np.ndarray) -> tuple:
-    key = axis.tobytes()
-    c = _AXES.get(key)
-    if c is None:
-        if len(_AXES) >= 4096:
-            _AXES.clear()
-        s = skew(axis)
-        c = (np.eye(3), s, s @ s)
-        for a in c:
-            a.setflags(write=False)
-        _AXES[key] = c
-    return c
+    return bk.eye(3, s) + sn * s + (1 - c) * (s @ s)
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:

@@ -81,19 +81,7 @@ def test_chunked_error_indices_refer_to_the_callers_array(case):
         opalg.rnea(model, bad, qd, x)
 
 
-# --- the single-state fast paths ------------------------------------------------------------
-
-def test_single_state_cross_products_are_bitwise_the_array_code():
-    """cross_motion / cross_force of two float 6-vectors take a Python-float path; it must be
-    bit-identical to the array code (a batch of one), over 12 decades of magnitude."""
-    from opalg.spatial import cross_force, cross_motion
-    rng = np.random.default_rng(5)
-    V, u = rng.normal(size=(2, 500, 6)) * 10.0 ** rng.uniform(-6, 6, size=(2, 500, 6))
-    for f in (cross_motion, cross_force):
-        batched = f(V, u)
-        single = np.array([f(V[i], u[i]) for i in range(len(V))])
-        assert np.array_equal(single, batched), f.__name__      # exact: the claim under test
-
+# --- one state ------------------------------------------------------------------------------
 
 def test_single_state_recursions_equal_a_batch_of_one():
     """rnea, bias and aba at one state (1-D arrays: the fast paths of TreeTransform, joint

@@ -12,10 +12,10 @@ import pytest
 
 import opalg
 from opalg import _backend as bk
-from opalg.dynamics import _crba_layout, _crba_pairs, composite_inertias
+from opalg.dynamics import _crba_pairs, composite_inertias
 from opalg.kinematics import body_kinematics
 
-from helpers import ancestors, assert_close, make_model, measured
+from helpers import assert_close, make_model, measured
 
 #: crba (common frame) vs the body-frame per-pair loop: forward evaluations of the same sums in
 #: other frames and orders.  Measured (issue 31) over 240 random models (the six KINDS, n = 11,
@@ -94,19 +94,3 @@ def test_crba_symbolic_path():
     M, ref = opalg.crba(model, q), crba_reference(model, q)
     assert M.dtype == object
     assert all(sp.simplify(a - b) == 0 for a, b in zip(M.ravel(), ref.ravel()))   # exact (sympy)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_layout_subtrees_are_contiguous(kind):
-    """Preorder placement: each body's own dofs open its subtree's contiguous run of columns."""
-    model = make_model(kind, 12, 4, joints="mixed")
-    start, stop, perm = _crba_layout(model)
-    perm = np.arange(model.ndof) if perm is None else perm
-    assert sorted(perm) == list(range(model.ndof))
-    for k in range(model.n):
-        assert list(perm[model.dof_slice[k]]) == list(range(start[k], start[k] + model.joints[k].ndof))
-        inside = {i for j in range(model.n) if k in ancestors(model.parents, j)
-                  for i in perm[model.dof_slice[j]]}
-        assert inside == set(range(start[k], stop[k])), f"subtree of body {k}"
-    if kind == "chain":
-        assert _crba_layout(model)[2] is None  # base-to-tip labels: no final permutation

@@ -16,7 +16,7 @@ import sympy as sp
 import opalg
 from opalg import Joint, Model, ModelError, StateError
 
-from helpers import EVIL, FLAG, assert_close, measured, no_string_evaluated  # noqa: F401  (autouse fixture)
+from helpers import EPS, EVIL, FLAG, Tol, assert_close, measured, no_string_evaluated  # noqa: F401  (autouse fixture)
 
 E3, Z3 = np.eye(3), np.zeros(3)
 BOX = (1.0, np.array([0.1, 0.0, 0.0]), np.diag([0.2, 0.3, 0.4]))
@@ -274,18 +274,20 @@ def test_overflow_is_a_state_error_without_warnings(tree, fn, big, batch, recwar
 
 
 # --------------------------------------------------------------------------- batched model checks
-def test_batched_model_data_equals_per_body():
-    """The batched X_tree / I_spatial of a numeric model equal the per-body formulas bitwise
-    (I_spatial symmetrized, as Model stores it: the Riccati downdates keep P exactly symmetric)."""
-    from opalg import _backend as bk
+def test_model_data_are_the_per_body_formulas():
+    """A numeric model's X_tree / I_spatial (formed for all bodies at once) are motion_transform(Rᵀ, r)
+    and spatial_inertia(m, c, J) of each body to round-off, I_spatial exactly symmetric (the
+    Riccati downdates keep P exactly symmetric only then)."""
     from opalg.spatial import motion_transform, spatial_inertia
+    # Entries are sums of at most 3 products of 2-3 factors (E r~, m p~p~): two evaluations of
+    # them differ by at most 2·γ_6 ≈ 6ε of the terms' size, ≤ ‖X‖ (‖M‖) here; 20ε covers it.
+    tol = Tol(20 * EPS, "2·γ_6 of sums of 3 products of ≤ 3 factors, with margin")
     m = opalg.random_model(40, "tree", seed=3)
     for X, (R, r) in zip(m.X_tree, m.placements):
-        assert np.array_equal(X, motion_transform(bk.mT(R), r))
+        assert_close(X, motion_transform(R.T, r), tol, "X_tree")
     for Ms, i in zip(m.I_spatial, m.inertias):
-        M = spatial_inertia(i.mass, i.com, i.I_com)
-        assert np.array_equal(Ms, (M + M.T) / 2)
-        assert np.array_equal(Ms, Ms.T)
+        assert_close(Ms, spatial_inertia(i.mass, i.com, i.I_com), tol, "I_spatial")
+        assert np.array_equal(Ms, Ms.T)   # exact: stored as (M + Mᵀ)/2
 
 
 @pytest.mark.parametrize("field, bad, match", [

@@ -264,15 +264,6 @@ def test_fast_path_sympy_q_float_geometry(code):
     assert_close(Xn, up_transform(model, 0, np.array([0.8]))[0], RTOL_SYM, f"{code}: sympy fast path")
 
 
-def test_up_cache_is_declared_and_filled_per_body():
-    """The per-body fast-path cache exists from construction and holds one TreeTransform per 1-dof body."""
-    model = CASES["mixed-tree"]()
-    assert model._up_cache == {}
-    body_kinematics(model, np.zeros(model.ndof))
-    assert set(model._up_cache) == {k for k, j in enumerate(model.joints) if j.ndof == 1}
-    assert all(isinstance(t, TreeTransform) for t in model._up_cache.values())
-
-
 # --------------------------------------------------------------------------- sympy dynamics
 SYMPY_JOINTS = {
     "RP": (["R", "P"], None),

@@ -78,7 +78,6 @@ def test_counts_are_per_state_and_nest():
     assert inner.total == one
     # mass_matrix_diag: 432 per non-root (composite inertias) + 36 (R S) + 6 (Sᵀ R S) per body
     assert outer.total == one + 432 * 5 + 42 * 6
-    assert opcount._ACTIVE == []
     bk.mm(np.ones((6, 6)), np.ones((6, 6)))   # outside any context: a closed counter stays put
     assert inner.total == one and outer.total == one + 432 * 5 + 42 * 6
 

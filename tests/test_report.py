@@ -28,15 +28,9 @@ def test_exact_without_simplify_sees_only_structural_zeros():
         exact("unsimplified", sp.sin(x) ** 2 + sp.cos(x) ** 2 - 1, simplify=False)
 
 
-def test_exact_proves_trig_polynomial_zeros_without_simplify(monkeypatch, capsys):
-    """The shortcut (sin² → 1 − cos², expand) proves these zeros alone: simplify is never
-    called, and the printed line is the one simplify's proof prints."""
+def test_exact_proves_trig_polynomial_zeros(capsys):
+    """Identities of sin and cos polynomials are exact zeros, printed as sympy's proof."""
     x, y = sp.symbols("x y", real=True)
-
-    def no_simplify(*args, **kwargs):
-        raise AssertionError("sympy.simplify was called")
-
-    monkeypatch.setattr(sp, "simplify", no_simplify)
     identities = [sp.sin(x) ** 2 + sp.cos(x) ** 2 - 1,
                   sp.Matrix([[sp.sin(x) ** 4 - (1 - sp.cos(x) ** 2) ** 2, 0],
                              [y * sp.sin(x) ** 3 - y * sp.sin(x) * (1 - sp.cos(x) ** 2), sp.S.Zero]]),
@@ -47,35 +41,25 @@ def test_exact_proves_trig_polynomial_zeros_without_simplify(monkeypatch, capsys
     assert capsys.readouterr().out.splitlines() == [f"identity {i}: exact (sympy)" for i in range(3)]
 
 
-@pytest.mark.parametrize("residual, verdict", [
-    (sp.sin(sp.Symbol("x")) ** 2 - sp.cos(sp.Symbol("x")) ** 2, False),          # not zero
-    (sp.sin(2 * sp.Symbol("x")) - 2 * sp.sin(sp.Symbol("x")) * sp.cos(sp.Symbol("x")), False),  # zero, unproved
+@pytest.mark.parametrize("residual, zero", [
+    (sp.sin(sp.Symbol("x")) ** 2 - sp.cos(sp.Symbol("x")) ** 2, False),
+    (sp.sin(2 * sp.Symbol("x")) - 2 * sp.sin(sp.Symbol("x")) * sp.cos(sp.Symbol("x")), True),   # a double angle
+    # Floats: 0.1x + 0.2x − 0.3x is 5.6e-17·x, round-off that is no exact zero
     (sp.Float(0.1) * sp.Symbol("x") + sp.Float(0.2) * sp.Symbol("x") - sp.Float(0.3) * sp.Symbol("x"), False),
     (sp.Matrix([sp.sin(sp.Symbol("x")) ** 2 + sp.cos(sp.Symbol("x")) ** 2 - 1, 1]), False),
     (sp.Matrix([sp.sin(sp.Symbol("x")) ** 2 + sp.cos(sp.Symbol("x")) ** 2 - 1, 0]), True),
-    # the rewriting acts on the powers of sin as given: a square of a sum is left to simplify
     ((sp.sin(sp.Symbol("x")) + sp.cos(sp.Symbol("x"))) ** 2 - 2 * sp.sin(sp.Symbol("x")) * sp.cos(sp.Symbol("x")) - 1,
-     False),
+     True),   # a square of a sum
 ])
-def test_the_shortcut_proves_only_exact_zeros(residual, verdict):
-    """False for a nonzero entry, for a zero it cannot prove (simplify then decides) and for
-    any entry holding a Float (round-off cancelling in an expansion is no exact proof)."""
-    from opalg.report import _expands_to_zero
-
-    assert _expands_to_zero(residual) is verdict
-
-
-def test_exact_falls_back_to_simplify_when_the_shortcut_cannot_decide(monkeypatch):
-    """A zero the shortcut cannot prove is simplify's to prove; a nonzero residual still fails
-    with simplify's residual in the message."""
-    x = sp.Symbol("x")
-    calls = []
-    original = sp.simplify
-    monkeypatch.setattr(sp, "simplify", lambda e, *a, **k: calls.append(e) or original(e, *a, **k))
-    exact("sin 2x", sp.sin(2 * x) - 2 * sp.sin(x) * sp.cos(x))
-    with pytest.raises(AssertionError, match="not exactly zero"):
-        exact("wrong", sp.sin(x) ** 2 - sp.cos(x) ** 2)
-    assert len(calls) == 2
+def test_exact_accepts_exactly_the_zero_residuals(residual, zero, capsys):
+    """exact passes an identically zero residual, whatever form it is in, and refuses any other
+    with the residual in the message."""
+    if zero:
+        exact("zero", residual)
+        assert capsys.readouterr().out == "zero: exact (sympy)\n"
+    else:
+        with pytest.raises(AssertionError, match="not exactly zero"):
+            exact("not zero", residual)
 
 
 def test_the_others_refuse_what_they_must():

@@ -132,14 +132,6 @@ def test_constrained_refuses_string_matrices():
         opalg.constrained.force_directions(np.eye(1, 2), [["1", "0"]])
 
 
-def test_tree_system_declares_its_numeric_cache():
-    """The lambdify cache is an attribute of TreeSystem, filled by lambdify."""
-    s = build()
-    assert s._numeric == {}
-    s.lambdify(with_bias=False)
-    assert len(s._numeric) == 1
-
-
 # --------------------------------------------------------------------------- import opalg
 def run_python(code: str) -> str:
     """Run ``code`` in a fresh interpreter that imports this checkout's opalg (cwd first on sys.path)."""
