@@ -61,7 +61,7 @@ if sys.path[0] != ROOT:
 import numpy as np  # noqa: E402
 
 import opalg  # noqa: E402
-from opalg.model import Inertia, Joint, Model  # noqa: E402
+from opalg.model.multibody import Inertia, Joint, Model  # noqa: E402
 
 LINK, MASS = 0.3, 1.0
 ACCURACY_SIZES = (5, 10, 15, 20, 25, 30, 35, 40)
@@ -155,7 +155,7 @@ def print_accuracy() -> None:
 # ---------------------------------------------------------------------------
 def chain_inputs(n: int, seed: int = 0):
     """Model(...) arguments of a revolute chain with random_model's distributions."""
-    from opalg.builders import random_inertia, random_rotation
+    from opalg.model.builders import random_inertia, random_rotation
 
     rng = np.random.default_rng(seed)
     axes = rng.normal(size=(n, 3))
@@ -196,7 +196,7 @@ def _measure_calls(model, what: str):
     """(callable, description) of one measured call on a loaded model."""
     q = np.random.default_rng(1).uniform(-1, 1, model.ndof)
     qd, x = np.random.default_rng(2).uniform(-1, 1, (2, model.ndof))
-    from opalg.kinematics import body_kinematics
+    from opalg.model.kinematics import body_kinematics
 
     return {
         "body_kinematics": lambda: body_kinematics(model, q, qd),

@@ -3,7 +3,7 @@
 
 Models: ``flex.examples.two_link_arm(modes=m)`` (9 nodes per link) and random flexible chains
 of n = 4 and 8 links (``opalg.random_model(n, "chain", seed=n, joints="all")`` for the joints,
-bodies of ``opalg.exercises.nb14.random_flex_body`` with exactly m modes each, children hanging
+bodies of ``opalg.course.exercises.nb14.random_flex_body`` with exactly m modes each, children hanging
 from random nodes), for m = 0…6 modes per link.  Inputs: random states (x, ẋ ~ N(0, 0.3²),
 τ ~ N(0, 1), seed 0).  ``opalg.flex`` takes ONE state per call (its node kinematics are not
 batched), so each time is a Python loop over the states, best of 3 after one warm-up, in µs per
@@ -32,7 +32,7 @@ import scipy.linalg as sla
 
 import opalg
 from opalg import flex
-from opalg.exercises.nb14 import random_flex_body
+from opalg.course.exercises.nb14 import random_flex_body
 from opalg.flex.kinematics import flex_kinematics
 
 

@@ -10,35 +10,40 @@ Quick tour::
     assert np.allclose(Mq, opalg.crba(model, q))
     assert np.allclose(opalg.aba(model, q, qd, opalg.rnea(model, q, qd, qdd)), qdd)
 
-Modules: :mod:`opalg.spatial` (spatial algebra), :mod:`opalg.model` (bodies, joints,
-topology), :mod:`opalg.builders`, :mod:`opalg.kinematics`, :mod:`opalg.algebra`
-(operator objects), :mod:`opalg.soa` (the operators of a model), :mod:`opalg.dynamics`
-(RNEA, CRBA), :mod:`opalg.innovations` (Riccati, ABA, ℳ⁻¹, Υ, Λ⁻¹),
-:mod:`opalg.hybrid_dynamics` (hybrid dynamics, the actuators' reduced inertia).
+Layers, lowest first (docs/ARCHITECTURE.md): :mod:`opalg.spatial` (spatial vectors,
+transforms, inertias, quaternions), :mod:`opalg.model` (joints, the model, its kinematics,
+builders, URDF), :mod:`opalg.algorithms` (one module per recursion: RNEA, CRBA, the Riccati
+sweep, ABA, hybrid, operational space, constrained dynamics ...), :mod:`opalg.algebra` (the
+operator objects φ, ℰφ, H, M, P, D, G, K, ψ, Ω and their block algebra), :mod:`opalg.simulate`
+(the one integrator and its :class:`~opalg.simulate.Trajectory`); then the topics
+(:mod:`opalg.closed`, :mod:`opalg.quasi`, :mod:`opalg.fijany`, :mod:`opalg.flex`,
+:mod:`opalg.floating`, :mod:`opalg.symbolic`, :mod:`opalg.underactuated`, :mod:`opalg.ider`)
+and what serves the notebooks (:mod:`opalg.course`) and the oracle (:mod:`opalg.pinocchio_bridge`).
 """
 
 from __future__ import annotations
 
 import importlib
 
-from . import algebra, constrained, constrained_passes, innovations, kinematics, opcount, operational, riccati, spatial, urdf  # noqa: F401
-from .riccati import Articulated, articulated
-from .innovations import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
-from .operational import frame_jacobian, lambda_inv
-from .hybrid_dynamics import hybrid, reduced_inertia
-from .builders import planar_arm, random_model, serial_chain
-from .dynamics import bias, composite_inertias, crba, mass_matrix_diag, rnea
-from .ltdl import LTDL, ltdl, ltdl_solve
-from .tree_sparse import TreeSparse
-from .errors import (InfeasibleDirections, ModelError, OpalgError, SingularConfigurationError, StateError,
-                     URDFError)
-from .kinematics import body_poses
-from .configuration import difference, integrate, neutral
-from . import momentum  # noqa: F401
-from .free_joint import FreeJoint
-from .model import Inertia, Joint, Model
-from .soa import SpatialOperators, operators
-from .urdf import from_urdf
+from opalg import opcount  # noqa: F401
+from opalg import algebra, algorithms, model, spatial  # noqa: F401
+from opalg.algorithms.aba import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
+from opalg.algorithms.crba import composite_inertias, crba, mass_matrix_diag
+from opalg.algorithms.hybrid import hybrid, reduced_inertia
+from opalg.algorithms.ltdl import LTDL, ltdl, ltdl_solve
+from opalg.algorithms.operational import frame_jacobian, lambda_inv
+from opalg.algorithms.riccati import Articulated, articulated
+from opalg.algorithms.rnea import bias, rnea
+from opalg.algorithms.tree_sparse import TreeSparse
+from opalg.errors import (
+    InfeasibleDirections, ModelError, OpalgError, SingularConfigurationError, StateError, URDFError)
+from opalg.model.builders import planar_arm, random_model, serial_chain
+from opalg.model.configuration import difference, integrate, neutral
+from opalg.model.free_joint import FreeJoint
+from opalg.model.kinematics import body_poses
+from opalg.model.multibody import Inertia, Joint, Model
+from opalg.model.urdf import from_urdf
+from opalg.algebra.soa import SpatialOperators, operators
 
 __version__ = "0.1.0"
 
@@ -53,7 +58,8 @@ __all__ = [
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy
 #: (``opalg.symbolic``) nor scipy's integrators and the widgets (``opalg.ider``).
-_LAZY = ("symbolic", "ider", "underactuated", "closed", "quasi", "fijany", "flex", "floating")
+_LAZY = ("simulate", "symbolic", "ider", "underactuated", "closed", "quasi", "fijany", "flex", "floating",
+         "course", "pinocchio_bridge")
 
 
 def __getattr__(name: str):

@@ -15,8 +15,8 @@ import sys
 
 import numpy as np
 
-from . import opcount
-from .errors import OpalgError
+from opalg import opcount
+from opalg.errors import OpalgError
 
 
 def _sympy():

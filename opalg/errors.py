@@ -18,11 +18,11 @@ exception                       raised when
                                 joint, or of a z-x-z hinge of ``opalg.symbolic``):
                                 the message names body, joint and q (or time)
 ``InfeasibleDirections``        chosen control-force directions cannot realize the
-                                kinematical constraints (``opalg.constrained``)
+                                kinematical constraints (``opalg.algorithms.constrained``)
 ==============================  ==================================================
 
 The old names ``opalg.symbolic.SingularConfiguration`` (= ``SingularConfigurationError``)
-and ``opalg.constrained.InfeasibleDirections`` stay importable from their modules.
+and ``opalg.algorithms.constrained.InfeasibleDirections`` stay importable from their modules.
 """
 
 

@@ -5,7 +5,7 @@ together with the addition that accumulates it; lone additions are not counted. 
 matrix product made through :func:`opalg._backend.mm` or :func:`opalg._backend.mv` counts
 ``m·k·n`` (an (m×k)(k×n) product, plain dense algebra: no use is made of zeros or symmetry),
 the spatial cross products ``crm(V)u`` and ``crf(V)f`` count 18, the joint velocity ``S q̇`` 6
-per axis, and the common-frame kernels of :mod:`opalg.crba_world` count their 3-vector and
+per axis, and the common-frame kernels of :mod:`opalg.algorithms.crba_world` count their 3-vector and
 3×3 products the same way (a cross product 6, a 3×3 product 27, a dot product of length d, d).
 A division (:func:`opalg._backend.div`, by the pivots d_i of E11) counts one, as in notebook 06.
 Counts are **per state**: a batched call adds what one state costs.  Forming the transforms
@@ -15,8 +15,8 @@ Covered: :func:`opalg.crba` (both frames), :func:`opalg.mass_matrix_diag`,
 :func:`opalg.rnea` and :func:`opalg.bias`, which reproduce notebook 06's hand counts, and the
 Riccati recursion (:func:`opalg.articulated`), :func:`opalg.innovations_passes`,
 :func:`opalg.aba` (E9: 794n − 504r for 1-dof joints, n bodies, r roots) and :func:`opalg.minv`
-(E8), term by term in tests/test_opcount.py.  Not yet routed: :func:`opalg.innovations.upsilon`
-and :func:`opalg.innovations.minv_diag`.
+(E8), term by term in tests/test_opcount.py.  Not yet routed: :func:`opalg.algorithms.aba.upsilon`
+and :func:`opalg.algorithms.aba.minv_diag`.
 
 Examples
 --------

@@ -12,7 +12,7 @@ here, at the edge, never inside opalg:
 * gravity is on by default, ``(0, 0, -9.81)``; here it is set from the model;
 * its helical joint advances ``pitch * q`` along the axis per rotation q, as
   opalg's (checked in tests/test_joints.py).
-* a free joint (:class:`opalg.free_joint.FreeJoint`) is ``JointModelFreeFlyer``:
+* a free joint (:class:`opalg.model.free_joint.FreeJoint`) is ``JointModelFreeFlyer``:
   the same configuration ``[p; x, y, z, w]`` (opalg chose Pinocchio's quaternion
   order), and the velocity in the body frame, Pinocchio's ``[v; ω]`` against
   opalg's ``[ω; v]`` — the halves are swapped by ``v_idx`` (docs/REFERENCE.md K9).
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Model
-from .urdf import to_urdf
+from opalg.model.multibody import Model
+from opalg.model.urdf import to_urdf
 
 
 def _pin():
@@ -104,7 +104,7 @@ def twin_from_pin(model: Model, pm) -> PinocchioTwin:
     """Pair an opalg model with a Pinocchio model of the same mechanism, by joint name.
 
     Multi-axis opalg joint ``j`` is matched with Pinocchio joints ``j_0, j_1, ...``
-    (the names :func:`opalg.urdf.to_urdf` writes).  Gravity is left as ``pm`` has it.
+    (the names :func:`opalg.model.urdf.to_urdf` writes).  Gravity is left as ``pm`` has it.
     """
     names = []
     for k, j in enumerate(model.joints):
@@ -149,7 +149,7 @@ def to_pinocchio(model: Model, gravity: bool = True, continuous: bool = False) -
 
 
 def _pin_joint(kind: str, axis, pitch):
-    """Pinocchio joint model of one opalg primitive axis (the kinds of opalg.joints)."""
+    """Pinocchio joint model of one opalg primitive axis (the kinds of opalg.model.joints)."""
     pin = _pin()
     axis = np.asarray(axis, dtype=float)
     if kind == "R":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import opalg
-from opalg.model import Inertia
+from opalg.model.multibody import Inertia
 
 from helpers import make_model
 

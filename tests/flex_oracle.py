@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opalg.exercises.nb14 import random_flex_tree
+from opalg.course.exercises.nb14 import random_flex_tree
 from opalg.flex import FlexModel
 
 H_CS = 1e-30  # complex step: no subtraction, so any tiny step is exact to rounding
@@ -112,7 +112,7 @@ def grad_potential(fm, x):
 
 
 def random_flex_model(n, topology, seed, max_modes=3, gravity=(0.0, 0.0, -9.81)):
-    """Random flexible tree: opalg.exercises.nb14.random_flex_tree (topology, every joint kind
+    """Random flexible tree: opalg.course.exercises.nb14.random_flex_tree (topology, every joint kind
     and placements of opalg.random_model, random hubs, 1–4 nodes per body with node 0 sometimes
     massless, 0..max_modes modes, SPD stiffness, random attachment nodes), plus a random PSD
     damping on every body.  Only test data: no quantity checked here comes from it."""

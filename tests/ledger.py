@@ -8,7 +8,7 @@ A test says which ids of ``docs/REFERENCE.md`` it verifies, and by which routes,
 
 * every :func:`helpers.assert_close` records the quantity, its error, the tolerance and the
   tolerance's derivation (a :class:`helpers.Tol` carries it; a bare float says "not stated");
-* every :class:`opalg.model.Model` built, in the test's fixtures or its body, records its
+* every :class:`opalg.model.multibody.Model` built, in the test's fixtures or its body, records its
   topology (chain, tree, forest), its size, its label order and its joints' kinds.
 
 Nothing is recorded unless ``OPALG_LEDGER`` names a folder: each pytest process then writes its
@@ -85,7 +85,7 @@ def watching_models():
     if _current is None:
         yield
         return
-    from opalg.model import Model
+    from opalg.model.multibody import Model
 
     init = Model.__init__
 

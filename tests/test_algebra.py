@@ -1,4 +1,4 @@
-"""The operator objects of :mod:`opalg.algebra`: composition, sums, scaling, adjoint, inverses.
+"""The operator objects of :mod:`opalg.algebra.operators`: composition, sums, scaling, adjoint, inverses.
 
 Each algebraic operation is checked against the same operation on the dense
 matrices (``.dense()``).  The operators come from a random branched tree with
@@ -23,7 +23,7 @@ import pytest
 import sympy as sp
 
 import opalg
-from opalg.algebra import BlockDiagonal, EdgeOperator, Identity, Product, SPO, Scaled, Sum
+from opalg.algebra.operators import BlockDiagonal, EdgeOperator, Identity, Product, SPO, Scaled, Sum
 
 from helpers import assert_close, cond_tol, is_ancestor, make_model, measured, random_state
 

@@ -1,4 +1,4 @@
-"""Large batches: the chunked passes (more states than opalg.kinematics.CHUNK) equal single-state calls."""
+"""Large batches: the chunked passes (more states than opalg.model.kinematics.CHUNK) equal single-state calls."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import opalg
-from opalg.kinematics import CHUNK
+from opalg.model.kinematics import CHUNK
 
 from helpers import EPS, assert_close, cond_tol, measured
 

@@ -33,7 +33,7 @@ import opalg
 from opalg.closed import ClosedSystem, LoopClosure, RankDeficientWarning, four_bar, random_closed_system
 from opalg.closed import geometry as geo
 from opalg.errors import StateError
-from opalg.spatial import crm
+from opalg.spatial.vectors import crm
 
 from helpers import Tol, assert_close, cond_tol, measured
 
@@ -99,7 +99,7 @@ def test_jacobian_matches_frame_jacobians():
     """G_c = Π[J_e1 − X12 J_e2] with opalg.frame_jacobian and X12 from body_poses (a second route)."""
     sys, q = system(CASES[2])
     R, p = opalg.body_poses(sys.model, q)
-    from opalg.spatial import motion_transform
+    from opalg.spatial.vectors import motion_transform
     G = []
     for c in sys.closures:
         Ja = opalg.frame_jacobian(sys.model, q, (c.body1, c.R1, c.p1))
@@ -142,7 +142,7 @@ def test_drift_needs_the_relative_velocity_term(kind):
     """Dropping Π crm(V_rel) X12 V_e2 fails for lower-pair closures even on the closed manifold."""
     sys, q = random_closed_system(10, 1, 3, kinds=(kind,), where=("across",))
     qd = sys.project(q, np.random.default_rng(0).normal(size=q.size))
-    kin = opalg.kinematics.body_kinematics(sys.model, q, qd, gravity=False)
+    kin = opalg.model.kinematics.body_kinematics(sys.model, q, qd, gravity=False)
     fr = geo.closure_frames(sys.model, kin, sys.closures)
     c, X12 = sys.closures[0], fr.X12[0]
     V1 = c.X1 @ kin.V[c.body1]
@@ -160,7 +160,7 @@ def test_drift_needs_the_relative_velocity_term(kind):
 def test_weld_drift_term_vanishes_on_manifold():
     sys, q = random_closed_system(10, 1, 2, kinds=("weld",), where=("across",))
     qd = sys.project(q, np.random.default_rng(1).normal(size=q.size))
-    kin = opalg.kinematics.body_kinematics(sys.model, q, qd, gravity=False)
+    kin = opalg.model.kinematics.body_kinematics(sys.model, q, qd, gravity=False)
     fr = geo.closure_frames(sys.model, kin, sys.closures)
     c = sys.closures[0]
     V_rel = c.X1 @ kin.V[c.body1] - fr.X12[0] @ c.X2 @ kin.V[c.body2]
@@ -236,9 +236,9 @@ def test_forward_batches_like_a_loop():
             a, b = sys.forward(qs[i, j], qd[i, j], tau[i, j])
             tol = cond_tol(dense_kkt_cond(sys, qs[i, j])[1], K_BATCH, "KKT")
             assert_close(res.qdd[i, j], a, tol, "batched vs single state")   # same arithmetic up to BLAS order
-    big = q + 0.05 * rng.normal(size=(opalg.kinematics.CHUNK + 50, 3))
+    big = q + 0.05 * rng.normal(size=(opalg.model.kinematics.CHUNK + 50, 3))
     out = sys.forward(big, np.zeros(3), np.zeros(3))
-    for i in (0, opalg.kinematics.CHUNK - 1, opalg.kinematics.CHUNK + 49):
+    for i in (0, opalg.model.kinematics.CHUNK - 1, opalg.model.kinematics.CHUNK + 49):
         tol = cond_tol(dense_kkt_cond(sys, big[i])[1], K_BATCH, "KKT")
         assert_close(out.qdd[i], sys.forward(big[i], np.zeros(3), np.zeros(3)).qdd, tol, "chunked")
 
@@ -403,7 +403,7 @@ def test_spatial_loop_acceleration_does_not_depend_on_the_cut(seed):
     new body L_b hanging from B, L's mass is shared between L and L_b, and the loop is cut instead
     by a weld between L and L_b.  θ̈ of every coordinate of the first tree agrees."""
     from opalg.closed.closure import rotation_log
-    from opalg.model import Inertia, Joint, Model
+    from opalg.model.multibody import Inertia, Joint, Model
     sys1, q1 = random_closed_system(10, 1, seed, kinds=("revolute",), where=("across",))
     m1, c = sys1.model, sys1.closures[0]
     L, B = c.body1, c.body2

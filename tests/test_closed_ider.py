@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import opalg
-import opalg.constrained as con
+import opalg.algorithms.constrained as con
 from opalg.closed.examples_arms import PLANAR_ROWS, consistent_velocities, two_planar_arms
 from opalg.closed.forest import arms_as_forest
 from opalg.closed.ider_link import (box_pose, closed_at, desired, feasibility, ider_system, motor_rows,

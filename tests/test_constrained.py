@@ -1,4 +1,4 @@
-"""Constrained dynamics with control forces of chosen direction (Ider 1990): opalg.constrained.
+"""Constrained dynamics with control forces of chosen direction (Ider 1990): opalg.algorithms.constrained.
 
 General random systems, not only the arm of the example.  Each case draws a seeded SPD mass matrix
 M (n = 3..8), a constraint matrix B (c < n rows, the first ``n_geometric`` of them geometrical),
@@ -8,7 +8,7 @@ control directions A (c2 = c - n_geometric rows), and random Q, F, h.  The syste
 
 with v the magnitudes of the *applied* forces (opalg's sign convention, tau = Zᵀ v).
 
-Every reference in this file is computed independently of opalg.constrained: the classical
+Every reference in this file is computed independently of opalg.algorithms.constrained: the classical
 Lagrange-multiplier (Schur complement) solution via a Cholesky factor of M, principal angles via
 scipy.linalg.subspace_angles, singular values via scipy.linalg.svdvals, null spaces via the SVD.
 
@@ -28,9 +28,10 @@ import pytest
 import scipy.linalg
 
 import opalg
-from opalg.constrained import (SINGULAR_TOL, InfeasibleDirections, conditioning, force_directions,
-                               null_complement, solve_augmented, solve_reduced)
-from opalg.constrained_passes import conditioning_passes, schur_columns, solve_passes
+from opalg.algorithms.constrained import (
+    SINGULAR_TOL, InfeasibleDirections, conditioning, force_directions, null_complement, solve_augmented,
+    solve_reduced)
+from opalg.algorithms.constrained_passes import conditioning_passes, schur_columns, solve_passes
 from opalg.errors import StateError
 
 from helpers import EPS, Tol, assert_close, cond_tol, measured

@@ -16,7 +16,9 @@ from scipy.spatial.transform import Rotation
 
 import opalg
 from opalg import _backend as bk
-from opalg import algebra, joints, spatial
+from opalg.algebra import operators as algebra
+from opalg.model import joints
+from opalg.spatial import vectors as spatial
 from opalg.quasi import velocities
 
 from helpers import EPS, Tol, assert_close, measured

@@ -12,8 +12,8 @@ import pytest
 
 import opalg
 from opalg import _backend as bk
-from opalg.dynamics import _crba_pairs, composite_inertias
-from opalg.kinematics import body_kinematics
+from opalg.algorithms.crba import _crba_pairs, composite_inertias
+from opalg.model.kinematics import body_kinematics
 
 from helpers import assert_close, make_model, measured
 
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.verifies("D8", route="crba (common-frame sweep) vs the 
 
 def crba_reference(model, q):
     """ℳ(k,k) = H R H*, ℳ(i,j) = H(i) φ(i,j) R(j) H*(j): one pass per (body, ancestor) pair —
-    the textbook loop, which opalg keeps for sympy entries (``dynamics._crba_pairs``) and which
+    the textbook loop, which opalg keeps for sympy entries (``crba._crba_pairs``) and which
     shares nothing with the per-body sweep of ``crba`` beyond the composite inertias."""
     q = bk.asarray(q)
     R, kin = composite_inertias(model, q, body_kinematics(model, q))
@@ -46,8 +46,8 @@ def six_dof_tree():
         opalg.Joint("P", [0.0, 1.0, 0.0]),
     ]
     parents = [2, -1, 1, 2, 0]   # 1 is the root; labels are not in topological order
-    placements = [(opalg.builders.random_rotation(rng), rng.uniform(-0.5, 0.5, 3)) for _ in joints]
-    inertias = [opalg.builders.random_inertia(rng) for _ in joints]
+    placements = [(opalg.model.builders.random_rotation(rng), rng.uniform(-0.5, 0.5, 3)) for _ in joints]
+    inertias = [opalg.model.builders.random_inertia(rng) for _ in joints]
     return opalg.Model(parents, joints, placements, inertias)
 
 

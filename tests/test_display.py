@@ -1,4 +1,4 @@
-"""opalg.display's animations: rendering without the per-frame screen refresh gives the same
+"""opalg.course.display's animations: rendering without the per-frame screen refresh gives the same
 HTML as with it, and leaves the canvas as it was (also on an error)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.animation import FuncAnimation  # noqa: E402
 
-from opalg import display  # noqa: E402
+from opalg.course import display  # noqa: E402
 
 ALT = "A sine wave moving to the right, its title counting the frames."
 

@@ -193,7 +193,7 @@ def test_inertia_not_positive_definite(diag):
 
 def test_inertia_triangle_inequality():
     """Principal moments violating I3 ≤ I1 + I2 are reported with the moments (also when rotated)."""
-    R = opalg.builders.random_rotation(np.random.default_rng(0))
+    R = opalg.model.builders.random_rotation(np.random.default_rng(0))
     with pytest.raises(ModelError, match=r"body 2 \(body2\): principal moments .* violate the triangle "
                                          r"inequality \(3 > 1 \+ 1\.5\)"):
         with_inertia(2, (1.0, Z3, R @ np.diag([1.0, 1.5, 3.0]) @ R.T))

@@ -340,7 +340,7 @@ def test_strings_in_joint_axes_and_frames_are_refused_with_the_right_type():
 
 @pytest.mark.parametrize("call, match", [
     (lambda m, big: opalg.operators(m, np.zeros(m.ndof), big).b, r"^body_kinematics: .* max \|qd\| = 1e\+200"),
-    (lambda m, big: opalg.kinematics.body_kinematics(m, np.zeros(m.ndof), big), r"^body_kinematics: "),
+    (lambda m, big: opalg.model.kinematics.body_kinematics(m, np.zeros(m.ndof), big), r"^body_kinematics: "),
     (lambda m, big: opalg.articulated(m, big), r"^articulated: .*max \|q\| = 1e\+200"),
     (lambda m, big: opalg.upsilon(m, big), r"^upsilon: "),
     (lambda m, big: opalg.operators(m, big).P, r"^operators\(\.\.\.\)\.art: "),

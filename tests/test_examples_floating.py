@@ -1,4 +1,4 @@
-"""opalg.examples_floating: the satellite with an arm of notebook 15, and its drawing.
+"""opalg.floating.examples: the satellite with an arm of notebook 15, and its drawing.
 
 The arm's points and the box's corners are checked against poses composed by hand from rotation
 matrices (no opalg transforms); the model's mass properties against the cube and rod formulas;
@@ -16,9 +16,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import opalg  # noqa: E402
-from opalg.examples_floating import (arm_points, box_corners, draw_satellite, satellite_with_arm,  # noqa: E402
-                                     update_satellite)
-from opalg.quaternion import rotation  # noqa: E402
+from opalg.floating.examples import (
+    arm_points, box_corners, draw_satellite, satellite_with_arm, update_satellite)
+from opalg.spatial.quaternion import rotation  # noqa: E402
 
 from helpers import assert_close, measured  # noqa: E402
 

@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pytest
 
-from opalg import exercises
+from opalg.course import exercises
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "docs" / "solutions").glob("*.md"))
@@ -147,13 +147,13 @@ def test_every_exercise_heading_has_a_model_answer():
 
 
 def test_check_cells_show_no_solution():
-    """A cell that calls check() holds only that call (the solution is computed in opalg.exercises)."""
+    """A cell that calls check() holds only that call (the solution is computed in opalg.course.exercises)."""
     for path in NOTEBOOKS:
         for i, cell in enumerate(_notebook_cells(path)):
             src = "".join(cell["source"]) if cell["cell_type"] == "code" else ""
             if CHECK.search(src):
                 lines = [ln for ln in src.splitlines() if ln.strip() and not ln.strip().startswith("#")]
-                assert all(CHECK.search(ln) or ln.startswith("from opalg.exercises import") for ln in lines), (
+                assert all(CHECK.search(ln) or ln.startswith("from opalg.course.exercises import") for ln in lines), (
                     f"{path.name}, cell {i}: a check cell holds more than check(...) calls:\n{src}")
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opalg import exercises
-from opalg.exercises import nb05, nb06, nb07
+from opalg.course import exercises
+from opalg.course.exercises import nb05, nb06, nb07
 
 
 def _label_order_riccati(parents, Xup, H, M):

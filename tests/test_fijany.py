@@ -15,7 +15,7 @@ import pytest
 
 import opalg
 from opalg import fijany
-from opalg.model import Inertia
+from opalg.model.multibody import Inertia
 
 from fijany_models import KINDS, model, rebuild
 from helpers import ancestors, assert_close, cond_tol, dense_soa, measured, tree_depth
@@ -112,7 +112,7 @@ def test_I2_sparsity_parent_child_and_siblings(kind, seed):
 def test_I2_chain_is_block_tridiagonal_with_5x5_blocks():
     m = opalg.random_model(8, "chain", seed=0, joints="revolute")
     F = fijany.factors(m, _q(m, 0))
-    assert isinstance(F.A, opalg.algebra.BlockTridiagonal)
+    assert isinstance(F.A, opalg.algebra.block_ops.BlockTridiagonal)
     assert F.A.rows == (5,) * 8
     Cd = F.C.dense()
     assert np.count_nonzero(np.triu(Cd, 2)) == 0 and np.count_nonzero(np.diag(Cd, 1)) == 7   # C tridiagonal

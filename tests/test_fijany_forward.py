@@ -18,7 +18,7 @@ import pytest
 
 import opalg
 from opalg import fijany
-from opalg.block_ops import BlockTridiagonal
+from opalg.algebra.block_ops import BlockTridiagonal
 
 from fijany_models import KINDS, model, scaled_masses
 from helpers import assert_close, cond_tol, dense_soa, rel_err

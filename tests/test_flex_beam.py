@@ -16,7 +16,7 @@ import pytest
 
 from opalg import flex
 from opalg.flex.examples import cantilever_roots, two_link_arm
-from opalg.joints import Joint
+from opalg.model.joints import Joint
 
 EI, RHO_A, L, NODES = 20.0, 1.0, 1.0, 200
 

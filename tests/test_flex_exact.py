@@ -26,9 +26,10 @@ import sympy as sp
 
 from opalg import flex
 from opalg.errors import ModelError, StateError
-from opalg.joints import Joint
+from opalg.model.joints import Joint
 
-from helpers import EVIL, assert_close, cond_tol, measured, no_string_evaluated  # noqa: F401 (autouse fixture)
+from helpers import (  # noqa: F401 (autouse fixture)
+    EVIL, assert_close, cond_tol, measured, no_string_evaluated)
 
 SWEEP = "300 random states and body parameters under 3 BLAS/SIMD kernels"
 #: double-precision flex.crba/rnea vs the Lagrangian at 40 digits (a few dozen flops of size-one operands).

@@ -20,7 +20,7 @@ import opalg
 from opalg.errors import ModelError, StateError
 from opalg.floating import (arm_dofs, base_reaction, base_velocity, coupling_inertia,
                             generalized_jacobian, simulate)
-from opalg.momentum import spatial_momentum
+from opalg.algorithms.momentum import spatial_momentum
 
 from helpers import EPS, Tol, assert_close, cond_tol, measured, no_string_evaluated, rel_err  # noqa: F401
 
@@ -120,7 +120,7 @@ def test_base_velocity_gives_the_momentum(kind, seed, n):
     tol = cond_tol(cond, K_SOLVE, "ℳ_bb")
     v = base_velocity(m, q, qd, h, full=True)
     assert_close(v[arm_dofs(m, 0)], qd, 0, "the arm rates are kept")      # exact: copied
-    X = opalg.kinematics.body_kinematics(m, q).Xup[0]
+    X = opalg.model.kinematics.body_kinematics(m, q).Xup[0]
     hr = np.linalg.solve(X.T, h)
     residual = residual_tol(X, M[:6], v, np.linalg.norm(h))
     assert_close(spatial_momentum(m, q, v), h, residual, "h_0 of [v_b; θ̇]")
@@ -235,7 +235,7 @@ def _raw_rates(model, q, v):
         if model.joints[k].free:
             x, y, z, w = q[qs][3:]
             wx, wy, wz = v[vs][:3]
-            R = opalg.quaternion.rotation(q[qs][3:])
+            R = opalg.spatial.quaternion.rotation(q[qs][3:])
             qd[qs] = np.concatenate([R @ v[vs][3:], 0.5 * np.array([w * wx + y * wz - z * wy,
                                                                     w * wy + z * wx - x * wz,
                                                                     w * wz + x * wy - y * wx,
@@ -387,7 +387,7 @@ def test_simulate_external_force_changes_momentum_by_its_impulse():
     sim = simulate(m, opalg.neutral(m), np.array([0.3, -0.2, 0.5, 0, 0, 0]), (0, 1), f_ext=f[None],
                    t_eval=ts)
     assert sim.success
-    X = opalg.kinematics.body_kinematics(m, sim.q).Xup[0]
+    X = opalg.model.kinematics.body_kinematics(m, sim.q).Xup[0]
     w = np.einsum("kji,j->ki", X, f)
     impulse = np.trapezoid(w, ts, axis=0) if hasattr(np, "trapezoid") else np.trapz(w, ts, axis=0)
     assert_close(sim.momentum[-1] - sim.momentum[0], impulse, TOL_IMPULSE, "Δh_0 = impulse")

@@ -18,8 +18,8 @@ import pytest
 
 import opalg
 from opalg.errors import StateError
-from opalg.quaternion import rotation
-from opalg.spatial import rotation_about, spatial_inertia
+from opalg.spatial.quaternion import rotation
+from opalg.spatial.vectors import rotation_about, spatial_inertia
 
 from helpers import Tol, assert_close, cond_tol, measured, no_string_evaluated, rel_err  # noqa: F401
 
@@ -84,7 +84,7 @@ def test_sizes_and_subspace():
     assert (m.nq, m.nv, m.ndof) == (sum(j.nq for j in m.joints), m.ndof, sum(j.ndof for j in m.joints))
     assert m.free_bodies == (0,) and m.nq == m.nv + 1
     assert m.q_slice[0] == slice(0, 7) and m.dof_slice[0] == slice(0, 6)
-    kin = opalg.kinematics.body_kinematics(m, state(m, 0)[0])
+    kin = opalg.model.kinematics.body_kinematics(m, state(m, 0)[0])
     assert np.array_equal(kin.S[0], np.eye(6))    # exact: H*(k) = I₆ at the free root, a constant
     fixed = opalg.random_model(5, "tree", seed=0, joints="all")
     assert fixed.nq == fixed.nv == fixed.ndof and fixed.q_slice == fixed.dof_slice
@@ -214,7 +214,7 @@ def test_jacobians_by_complex_step(kind, seed, n):
     for k in range(m.n):
         J = opalg.frame_jacobian(m, q, (k, np.zeros(3)))
         assert_close(J @ v, twists[k], TOL_PRODUCT, f"J v of body {k}")
-    kin = opalg.kinematics.body_kinematics(m, q, v)
+    kin = opalg.model.kinematics.body_kinematics(m, q, v)
     assert_close(np.array(kin.V), np.array(twists), TOL_PRODUCT, "V from the recursion")
 
 
@@ -284,14 +284,14 @@ def test_relabeled_floating_tree():
 def test_to_urdf_refuses_a_free_joint():
     from opalg.errors import ModelError
     with pytest.raises(ModelError, match=r"body 0 \(body0\): joint 'joint0' is a free joint"):
-        opalg.urdf.to_urdf(floating("chain", 0, 2))
+        opalg.model.urdf.to_urdf(floating("chain", 0, 2))
 
 
 @pytest.mark.verifies("K8", route="from_urdf(floating=True): the joint block of ℳ vs the fixed-base crba")
 def test_urdf_floating_root_round_trip():
     """from_urdf(floating=True) of a written fixed-base model = that model under a free root body."""
     fixed = opalg.random_model(4, "tree", seed=6, joints="single")
-    m = opalg.from_urdf(opalg.urdf.to_urdf(fixed), floating=True)
+    m = opalg.from_urdf(opalg.model.urdf.to_urdf(fixed), floating=True)
     assert m.joint_names[0] == "root_joint" and m.nq == fixed.nq + 7 and m.nv == fixed.nv + 6
     assert float(m.inertias[0].mass) == 0          # exact: the written base link is massless (mass 0)
     qf = np.linspace(-1, 1, fixed.nq)

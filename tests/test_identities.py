@@ -48,8 +48,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import opalg
-from opalg import spatial
-from opalg.kinematics import body_kinematics
+from opalg.spatial import vectors as spatial
+from opalg.model.kinematics import body_kinematics
 
 from helpers import (DenseSOA, ancestors, assert_close, cond_tol, is_ancestor, make_model,
                      measured, nca, random_state, rel_err, roundtrip_tol, sblk, tree_depth)

@@ -25,7 +25,7 @@ from scipy.integrate import simpson
 
 import opalg
 from opalg import ider
-from opalg.constrained import InfeasibleDirections, solve_augmented, solve_reduced
+from opalg.algorithms.constrained import InfeasibleDirections, solve_augmented, solve_reduced
 
 from helpers import EPS, assert_close, cond_tol, measured
 

@@ -83,7 +83,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from opalg import ider  # noqa: E402
-from opalg.display import animation_html  # noqa: E402
+from opalg.course.display import animation_html  # noqa: E402
 from opalg.ider import figures  # noqa: E402
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import opalg
 from opalg import ider
 from opalg.ider.panel import CHOICES, CUSTOM, IderPanel, evaluate, parse_directions
 
@@ -55,7 +56,7 @@ def test_evaluate_reports_infeasible_presets_with_the_stop_time():
 def test_evaluate_singular_at_start_and_bad_choice():
     """A singular-at-t=0 custom A gives an 'infeasible at t = 0' verdict; an unknown choice raises."""
     # A whose rows are M⁻¹-orthogonal to the tip constraint normals at θ0 (S = B M⁻¹ Aᵀ = 0).
-    M = ider.dynamics.crba(ider.arm(), ider.THETA0)
+    M = opalg.crba(ider.arm(), ider.THETA0)
     B = ider.tip_jacobian(ider.THETA0)
     from scipy.linalg import null_space
 

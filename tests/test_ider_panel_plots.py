@@ -16,7 +16,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from scipy.linalg import subspace_angles  # noqa: E402
 
-from opalg import dynamics, ider  # noqa: E402
+from opalg import ider
+from opalg.algorithms.crba import crba  # noqa: E402
 from opalg.errors import StateError  # noqa: E402
 from opalg.ider import display_limits, kappa_series  # noqa: E402
 from opalg.ider.panel import evaluate  # noqa: E402
@@ -108,7 +109,7 @@ def test_kappa_series_equals_principal_angles_by_an_independent_route(runs, name
     assert len(s.t) == len(r.t) >= 6 and np.array_equal(s.t, r.t)
     Z = np.asarray(A, dtype=float)
     for i, q in enumerate(r.q):
-        M = dynamics.crba(ider.arm(), q)
+        M = crba(ider.arm(), q)
         B = ider.tip_jacobian(q)
         cond = np.linalg.cond(M)
         k_angles = _kappa_by_angles(M, B, Z)

@@ -16,7 +16,8 @@ import sympy as sp
 import opalg
 from opalg import Joint, Model, ModelError, StateError
 
-from helpers import EPS, EVIL, FLAG, Tol, assert_close, measured, no_string_evaluated  # noqa: F401  (autouse fixture)
+from helpers import (  # noqa: F401  (autouse fixture)
+    EPS, EVIL, FLAG, Tol, assert_close, measured, no_string_evaluated)
 
 E3, Z3 = np.eye(3), np.zeros(3)
 BOX = (1.0, np.array([0.1, 0.0, 0.0]), np.diag([0.2, 0.3, 0.4]))
@@ -256,7 +257,7 @@ def test_low_precision_states_are_computed_in_float64(tree, dtype):
 
 @pytest.mark.parametrize("fn, big", [("rnea", "qd"), ("bias", "qd"), ("aba", "qd"), ("rnea", "qdd"),
                                      ("crba", "q"), ("minv", "q"), ("minv_diag", "q")])
-@pytest.mark.parametrize("batch", [(), (2 * opalg.kinematics.CHUNK + 1,)], ids=["single", "chunked"])
+@pytest.mark.parametrize("batch", [(), (2 * opalg.model.kinematics.CHUNK + 1,)], ids=["single", "chunked"])
 def test_overflow_is_a_state_error_without_warnings(tree, fn, big, batch, recwarn):
     """Finite inputs whose result overflows (qd = 1e200: V×V) raise StateError naming the function
     and the large input, and no RuntimeWarning leaks."""
@@ -278,7 +279,7 @@ def test_model_data_are_the_per_body_formulas():
     """A numeric model's X_tree / I_spatial (formed for all bodies at once) are motion_transform(Rᵀ, r)
     and spatial_inertia(m, c, J) of each body to round-off, I_spatial exactly symmetric (the
     Riccati downdates keep P exactly symmetric only then)."""
-    from opalg.spatial import motion_transform, spatial_inertia
+    from opalg.spatial.vectors import motion_transform, spatial_inertia
     # Entries are sums of at most 3 products of 2-3 factors (E r~, m p~p~): two evaluations of
     # them differ by at most 2·γ_6 ≈ 6ε of the terms' size, ≤ ‖X‖ (‖M‖) here; 20ε covers it.
     tol = Tol(20 * EPS, "2·γ_6 of sums of 3 products of ≤ 3 factors, with margin")

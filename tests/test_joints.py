@@ -1,4 +1,4 @@
-"""Joint kinds (opalg.joints): the helical axis, multi-axis sequences, the fast path, sympy.
+"""Joint kinds (opalg.model.joints): the helical axis, multi-axis sequences, the fast path, sympy.
 
 Routes, each independent of the code it checks:
 
@@ -8,7 +8,7 @@ Routes, each independent of the code it checks:
 * complex-step derivatives of the body poses (``opalg.body_poses`` composes only
   the transforms X_J X_T, none of the velocity recursion): V, ℳ and the bias of
   models whose multi-axis joints mix R, P and H (this checks c_J and S(q));
-* the generic product X_J(q) X_T of :func:`opalg.joints.joint_transform` against the
+* the generic product X_J(q) X_T of :func:`opalg.model.joints.joint_transform` against the
   1-dof fast path (coefficient matrices) for every kind;
 * the registry itself: d/dq X_i(q) = −crm(s_i) X_i(q) for every kind, so the local
   6-vector and the transform of a kind describe the same screw;
@@ -31,9 +31,10 @@ import pytest
 import sympy as sp
 
 import opalg
-from opalg import Joint, ModelError, spatial
-from opalg.joints import AXIS_KINDS, TreeTransform, joint_transform
-from opalg.kinematics import body_kinematics, up_transform
+from opalg import Joint, ModelError
+from opalg.spatial import vectors as spatial
+from opalg.model.joints import AXIS_KINDS, TreeTransform, joint_transform
+from opalg.model.kinematics import body_kinematics, up_transform
 from opalg.pinocchio_bridge import build_pinocchio
 
 from helpers import assert_close, cond_tol, evaluate_float, measured
@@ -73,8 +74,8 @@ def joint_model(parents, specs, seed):
     rng = np.random.default_rng(seed)
     joints = [Joint(kinds, np.array([random_axis(rng) for _ in kinds]), name=f"j{k}", pitch=pitch)
               for k, (kinds, pitch) in enumerate(specs)]
-    places = [(opalg.builders.random_rotation(rng), rng.uniform(-0.5, 0.5, 3)) for _ in specs]
-    inert = [opalg.builders.random_inertia(rng) for _ in specs]
+    places = [(opalg.model.builders.random_rotation(rng), rng.uniform(-0.5, 0.5, 3)) for _ in specs]
+    inert = [opalg.model.builders.random_inertia(rng) for _ in specs]
     return opalg.Model(parents, joints, places, inert)
 
 
@@ -216,7 +217,7 @@ def test_fast_path_equals_product(code, batch):
     rng = np.random.default_rng(4)
     for trial in range(5):
         j = Joint(code, random_axis(rng), pitch=rng.uniform(-0.5, 0.5) if code == "H" else None)
-        R_T, r_T = opalg.builders.random_rotation(rng), rng.uniform(-1, 1, 3)
+        R_T, r_T = opalg.model.builders.random_rotation(rng), rng.uniform(-1, 1, 3)
         X_T = spatial.motion_transform(R_T.T, r_T)
         q = rng.uniform(-20, 20, batch)
         fast = TreeTransform(j, R_T, r_T)
@@ -336,7 +337,7 @@ def test_sympy_pitch_and_axis():
 # --------------------------------------------------------------------------- API and errors
 def test_helical_constructors_agree():
     """Joint.helical = Joint("helical", pitch=); Joint is one class wherever it is imported from."""
-    assert opalg.Joint is opalg.model.Joint is opalg.joints.Joint is Joint
+    assert opalg.Joint is opalg.model.multibody.Joint is opalg.model.joints.Joint is Joint
     a = Joint.helical([0, 0, 1.0], 0.02, "nut")
     b = Joint("helical", [0, 0, 1.0], "nut", pitch=0.02)
     assert a.kinds == b.kinds == ("H",) and a.pitches == b.pitches == (0.02,) and a.name == "nut"
@@ -380,7 +381,7 @@ def test_helical_dependence_at_zero():
 def test_to_urdf_refuses_helical():
     model = CASES["mixed-chain"]()
     with pytest.raises(ModelError, match=r"to_urdf: body 0 \(body0\): joint 'j0' has a helical axis"):
-        opalg.urdf.to_urdf(model)
+        opalg.model.urdf.to_urdf(model)
 
 
 def test_random_model_all_kinds():

@@ -2,7 +2,7 @@
 equal to a dense Cholesky in the same elimination order, and its solve against LAPACK.
 
 The dof tree, depths and elimination order are rebuilt here from the parent array and the
-joint sizes (not from opalg.tree_sparse); the factors are compared with opalg's innovations
+joint sizes (not from opalg.algorithms.tree_sparse); the factors are compared with opalg's innovations
 operators (the Riccati route) and with numpy's Cholesky.
 """
 

@@ -15,9 +15,9 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import opalg
-from opalg.momentum import center_of_mass, centroidal_momentum_matrix, spatial_momentum
+from opalg.algorithms.momentum import center_of_mass, centroidal_momentum_matrix, spatial_momentum
 from opalg.pinocchio_bridge import build_pinocchio, motion_to_opalg
-from opalg.quaternion import multiply, rotation
+from opalg.spatial.quaternion import multiply, rotation
 
 from helpers import Tol, assert_close, measured, no_string_evaluated  # noqa: F401
 from test_free_joint import body_twists_cs, floating, state
@@ -59,7 +59,7 @@ def test_momentum_against_body_sum_and_mass_matrix(kind, seed, n):
     h = spatial_momentum(m, q, v)
     assert_close(h, momentum_by_bodies(m, q, v), TOL_MOMENTUM, "h_0 vs per-body sum")
     # a free root: ℳ's root rows are the momentum in root coordinates, h_0 = (⁰X_r)* ℳ_r,: v
-    X0r = opalg.kinematics.body_kinematics(m, q).Xup[0]
+    X0r = opalg.model.kinematics.body_kinematics(m, q).Xup[0]
     assert_close(h, X0r.T @ (opalg.crba(m, q)[:6] @ v), TOL_MOMENTUM, "h_0 vs the root rows of ℳ")
     # fixed-base models too (no free joint): the per-body sum
     fixed = opalg.random_model(n, kind, seed=seed, joints="all")

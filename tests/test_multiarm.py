@@ -13,7 +13,7 @@ import pytest
 
 import opalg
 from helpers import EPS, Tol, assert_close, cond_tol, measured
-from opalg.builders import random_inertia, random_rotation
+from opalg.model.builders import random_inertia, random_rotation
 from opalg.closed import Grasp, MultiArm
 from opalg.closed.examples_arms import (consistent_velocities, planar_box_trajectory, two_pandas,
                                         two_planar_arms)

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import opalg
-from opalg.innovations import innovations_passes
+from opalg.algorithms.aba import innovations_passes
 from tests.helpers import assert_close, cond_tol, dense_soa, is_ancestor, make_model, measured, sblk
 
 SWEEP = ("240 random chains, trees, forests and relabelled trees (n 6-12, mixed joints) under 3 "

@@ -1,9 +1,9 @@
 """The notebook standard of notebooks/README.md, checked on the committed notebooks.
 
-Figures: every PNG is shown through ``opalg.display.show`` (no bare ``plt.show()``), so it has
+Figures: every PNG is shown through ``opalg.course.display.show`` (no bare ``plt.show()``), so it has
 alt text in its output metadata and a resolution of at least 110 dpi (read from the PNG's pHYs
-chunk, which matplotlib writes); animations are ``opalg.display.animate`` players with an
-aria-label.  Exercises: headed ``**Exercise NN.k**`` and checked by ``opalg.exercises`` (see
+chunk, which matplotlib writes); animations are ``opalg.course.display.animate`` players with an
+aria-label.  Exercises: headed ``**Exercise NN.k**`` and checked by ``opalg.course.exercises`` (see
 tests/test_exercises.py).  Every notebook links the suite's notation table.  No text output
 prints raw round-off (its digits depend on the CPU, and nbval compares the text).
 """
@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from opalg.display import png_dpi
+from opalg.course.display import png_dpi
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -37,13 +37,13 @@ def test_images_have_alt_text_and_resolution(path):
             data = out.get("data", {})
             if "image/png" in data:
                 alt = out.get("metadata", {}).get("image/png", {}).get("alt", "")
-                assert len(alt) >= 10, f"{path.name}, cell {i}: a PNG without alt text (use opalg.display.show)"
+                assert len(alt) >= 10, f"{path.name}, cell {i}: a PNG without alt text (use opalg.course.display.show)"
                 dpi = png_dpi(base64.b64decode("".join(data["image/png"])))
                 assert dpi is not None and dpi >= MIN_DPI - 0.5, f"{path.name}, cell {i}: PNG at {dpi} dpi"
             html = "".join(data.get("text/html", ""))
             if "<script" in html and "anim" in html:
                 assert 'class="opalg-animation"' in html and "aria-label=" in html, (
-                    f"{path.name}, cell {i}: an animation not made by opalg.display.animate")
+                    f"{path.name}, cell {i}: an animation not made by opalg.course.display.animate")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -51,7 +51,7 @@ def test_no_bare_plt_show(path):
     for i, cell in enumerate(_cells(path)):
         if cell["cell_type"] == "code":
             src = "".join(cell["source"])
-            assert not re.search(r"\bplt\.show\(", src), f"{path.name}, cell {i}: plt.show() (use opalg.display.show)"
+            assert not re.search(r"\bplt\.show\(", src), f"{path.name}, cell {i}: plt.show() (use opalg.course.display.show)"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -70,7 +70,7 @@ def test_exercise_headings_are_numbered_by_notebook(path):
                     f"{path.name}, cell {i}: exercise heading {m.group(0)!r} (write **Exercise {path.name[:2]}.k.**)")
 
 
-# The check printers come from opalg.report (one format for every notebook); a notebook that
+# The check printers come from opalg.course.report (one format for every notebook); a notebook that
 # defines its own would drift back to the three formats the suite once had.
 SHARED_PRINTERS = ("report", "refute", "decade", "bound", "exact")
 
@@ -83,13 +83,13 @@ def test_check_printers_come_from_opalg_report(path):
             m = re.search(rf"^\s*(?:def\s+({'|'.join(SHARED_PRINTERS)})\s*\(|({'|'.join(SHARED_PRINTERS)})\s*=\s*lambda\b)",
                           src, re.M)
             assert m is None, (f"{path.name}, cell {i}: defines its own {m.group(1) or m.group(2)!r} "
-                               "(import it from opalg.report)")
+                               "(import it from opalg.course.report)")
             m = re.search(r"^\s*rel\s*=", src, re.M)
-            assert m is None, f"{path.name}, cell {i}: assigns to rel, shadowing opalg.report.rel (use another name)"
+            assert m is None, f"{path.name}, cell {i}: assigns to rel, shadowing opalg.course.report.rel (use another name)"
 
 
 # A line of a check's output that says only True or False tells the reader nothing: it must say
-# what was compared, the error and the tolerance (opalg.report).  Lines that are data, not
+# what was compared, the error and the tolerance (opalg.course.report).  Lines that are data, not
 # checks, are allowed here by (notebook, phrase), each with its reason.
 BOOLEAN_DATA = {
     # (notebook, a phrase of the output line): why the True/False there is data
@@ -115,7 +115,7 @@ def test_no_bare_boolean_output_lines(path):
                 if BARE_BOOL.search(line) and not any(
                         nb == path.name[:2] and phrase in line for nb, phrase in BOOLEAN_DATA):
                     raise AssertionError(f"{path.name}, cell {i}: output line {line.strip()!r} prints a bare "
-                                         "boolean (use opalg.report: report, refute, bound, exact)")
+                                         "boolean (use opalg.course.report: report, refute, bound, exact)")
 
 
 def test_bare_boolean_pattern():
@@ -128,12 +128,12 @@ def test_bare_boolean_pattern():
 
 # No committed output prints raw round-off (notebooks/README.md, "Writing a verification cell that
 # holds on any machine"): its digits move with the CPU and the BLAS kernel, and plain nbval compares
-# every text output.  A check prints the decade through opalg.report ("rel. error ≤ 1e-13", which
+# every text output.  A check prints the decade through opalg.course.report ("rel. error ≤ 1e-13", which
 # tools/nbval_sanitize.cfg sanitizes) and values are rounded to what is meaningful.  Caught here:
 # a number below 1e-12 in scientific notation with digits other than a bare decade ("1.7e-15",
 # "[3.2e-16 1.1e-16]", "2e-16"; a decade "1e-13" is a tolerance, a limit or report's floor), and a
 # float printed to round-off ("0.9999999999999998", "1.0000000002", 12 or more decimals), and
-# report's round-off floor "≤ 1e-13" printed by opalg.report.decade outside a report line (a table
+# report's round-off floor "≤ 1e-13" printed by opalg.course.report.decade outside a report line (a table
 # of decades: nbval's sanitizer only knows "rel. error ≤ 1e-13", and the decade moves with the CPU).
 TINY_SCI = re.compile(r"(?<![\w.])[-+]?(\d(?:\.\d+)?)[eE]([-−])(\d+)\b")
 ROUND_OFF_TAIL = re.compile(r"(?<![\w.])\d+\.(?:\d*?(?:0{7,}|9{7,})[1-9]|\d{12,})")
@@ -165,7 +165,7 @@ def test_no_raw_round_off_in_outputs(path):
             for line in text.splitlines():
                 bad = round_off_in(line)
                 assert not bad, (f"{path.name}, cell {i}: output line {line.strip()[:120]!r} prints raw round-off "
-                                 f"{bad} (use opalg.report: report, bound, exact; or round to meaningful digits)")
+                                 f"{bad} (use opalg.course.report: report, bound, exact; or round to meaningful digits)")
 
 
 def test_round_off_pattern():

@@ -139,7 +139,7 @@ def _sanitize(text: str) -> str:
 
 
 def test_printed_decade_is_sanitized_but_the_rest_of_a_check_line_is_not():
-    """A check's error decade moves with the CPU (``opalg.report`` asserts the tolerance itself,
+    """A check's error decade moves with the CPU (``opalg.course.report`` asserts the tolerance itself,
     on every machine); the label and the tolerance it prints are compared exactly."""
     a = "M vs dense: rel. error < 1e-12 (tolerance 1e-10: cond eps)\n"
     assert _sanitize(a) == _sanitize(a.replace("< 1e-12", "≤ 1e-13"))

@@ -4,7 +4,7 @@
 * the common-frame CRBA (D8) against 6·(N + Σdepth) for the entries plus its per-body
   constant, listed term by term below from the algorithm (not read off the counter);
 * the ABA (E9) and ℳ⁻¹ (E8) against their counts derived term by term from
-  opalg.riccati and opalg.innovations (and compared with notebook 06's table), for 1-dof
+  opalg.algorithms.riccati and opalg.algorithms.aba (and compared with notebook 06's table), for 1-dof
   and for multi-axis joints.
 """
 
@@ -106,7 +106,7 @@ def test_counts_do_not_depend_on_the_batch_size():
         assert many == one
 
 
-# The ABA, term by term from the code (opalg.kinematics, opalg.riccati, opalg.innovations),
+# The ABA, term by term from the code (opalg.model.kinematics, opalg.algorithms.riccati, opalg.algorithms.aba),
 # per body k with n_k axes; a division counts one, as in notebook 06.
 #   kinematics (velocity terms): V = X V_℘ (36; root: X a₀, 36) + S q̇ (6 n_k),
 #     a = V × S q̇ (18) + c_J (18 per pair of axes), b = V ×* (M V) (18 + 36):   108 + 6n_k + 18·C(n_k, 2);

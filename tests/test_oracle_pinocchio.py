@@ -292,7 +292,7 @@ EXPORT = [("chain", 2, "single", 1), ("tree", 7, "single", 1), ("tree", 20, "sin
 
 
 def _random_frame(rng):
-    from opalg.builders import random_rotation
+    from opalg.model.builders import random_rotation
     return random_rotation(rng), rng.uniform(-0.5, 0.5, size=3)
 
 

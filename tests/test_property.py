@@ -165,7 +165,7 @@ import ledger
 import opalg
 from helpers import Tol
 from opalg import Joint, Model, OpalgError
-from opalg.spatial import motion_transform
+from opalg.spatial.vectors import motion_transform
 
 FACTOR = 10.0     # allowed error relative to LU's at the same state
 ACC = 1e4         # floor, in eps: rounding accumulated where the dense route is exact (measured)

@@ -57,17 +57,17 @@ def test_J5_gravity_caveat_the_correction_is_needed():
     m = make_model("tree", 7, 1, "mixed")
     q, qd, tau = np.random.default_rng(4).normal(size=(3, m.ndof))
     ref = nu_dot_reference(m, q, qd, opalg.aba(m, q, qd, tau))
-    kin = opalg.kinematics.body_kinematics(m, q, qd)             # gravity folded, as aba
+    kin = opalg.model.kinematics.body_kinematics(m, q, qd)             # gravity folded, as aba
     art = opalg.articulated(m, q, kin)
     res = opalg.innovations_passes(m, art, tau[:, None], kin.a, kin.b, keep=True)
     rates = quasi.articulated_rates(m, q, qd)
-    kin0 = opalg.kinematics.body_kinematics(m, q, qd, gravity=False)
+    kin0 = opalg.model.kinematics.body_kinematics(m, q, qd, gravity=False)
     R, _ = opalg.body_poses(m, q)
     tol = cond_tol(m, q)
     for k, s in enumerate(m.dof_slice):
         vJ = kin0.S[k] @ qd[s]
         Vp = kin0.V[k] - vJ
-        w = opalg.spatial.cross_motion(kin0.V[k], vJ)
+        w = opalg.spatial.vectors.cross_motion(kin0.V[k], vJ)
         uncorrected = res.nu[k][:, 0] + art.G[k].T @ w + rates.G_dot[k].T @ Vp
         g_k = np.concatenate([np.zeros(3), R[k].T @ m.gravity])       # ᵏX₀[0; g]
         missing = ref[s] - uncorrected

@@ -7,7 +7,7 @@ import pytest
 
 import opalg
 from opalg import quasi
-from opalg.constrained import conditioning, solve_augmented
+from opalg.algorithms.constrained import conditioning, solve_augmented
 from opalg.errors import StateError
 
 from helpers import assert_close, make_model, no_string_evaluated  # noqa: F401
@@ -19,7 +19,7 @@ from quasi_dense import cond_tol, factor_at
 def test_J8_schur_complement_is_invariant(kind, joints):
     """S_y = B_y D⁻¹ Z_yᵀ equals Bℳ⁻¹Zᵀ (dense solve of crba), B_y equals B L⁻ᵀ of the dense
     tip-first factor, M_y = L⁻¹ℳL⁻ᵀ is the block-diagonal D, and the conditioning κ of
-    opalg.constrained is the same in θ̇ and in ν (to 100·cond(ℳ)·ε, quasi_dense.cond_tol)."""
+    opalg.algorithms.constrained is the same in θ̇ and in ν (to 100·cond(ℳ)·ε, quasi_dense.cond_tol)."""
     for seed in range(2):
         m = make_model(kind, 6, seed, joints)
         rng = np.random.default_rng(seed)

@@ -46,7 +46,7 @@ def test_J6_rates_equal_complex_step_of_riccati(kind, joints):
 @pytest.mark.verifies("J6", route="Ṡ vs complex-step d/dt of joint_transform's S")
 def test_J6_subspace_rate_is_complex_step_of_S():
     """Ṡ of a multi-axis joint equals d/dt S(q(t)) from joint_transform (complex step)."""
-    from opalg.joints import Joint, joint_transform
+    from opalg.model.joints import Joint, joint_transform
     rng = np.random.default_rng(3)
     for kinds in (["R", "R", "R"], ["R", "P"], ["H", "R", "P"], ["P", "R"]):
         j = Joint(kinds, np.linalg.qr(rng.normal(size=(3, 3)))[0][:len(kinds)],

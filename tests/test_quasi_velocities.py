@@ -75,9 +75,9 @@ def test_J3_body_velocities_from_nu():
     from opalg.quasi.velocities import qd_pass
     m = make_model("tree", 8, 3, "all")
     q, v = _state(m, 5)
-    kin = opalg.kinematics.body_kinematics(m, q)
+    kin = opalg.model.kinematics.body_kinematics(m, q)
     qd_parts, V = qd_pass(m, kin, opalg.articulated(m, q), v)
-    ref = opalg.kinematics.body_kinematics(m, q, np.concatenate(qd_parts)).V
+    ref = opalg.model.kinematics.body_kinematics(m, q, np.concatenate(qd_parts)).V
     for k in range(m.n):
         assert_close(V[k], ref[k], TOL_V, f"V({k})")
 

@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 import opalg
-from opalg.builders import random_inertia, random_rotation
-from opalg.kinematics import joint_transform
-from opalg.model import Inertia, Joint, Model
-from opalg.spatial import crm, phi_free, skew
+from opalg.model.builders import random_inertia, random_rotation
+from opalg.model.kinematics import joint_transform
+from opalg.model.multibody import Inertia, Joint, Model
+from opalg.spatial.vectors import crm, phi_free, skew
 
 from helpers import EPS, Tol, assert_close, cond_tol, measured
 
@@ -668,7 +668,7 @@ def test_K2_convention_is_opalgs():
         assert_close(S_o, S.real, TOL_K2, f"K2: S of joint {k}")
     root = Model([-1], [m.joints[3]], [m.placements[3]], [m.inertias[3]])
     q, qd = rng.normal(size=(2, root.ndof))
-    kin = opalg.kinematics.body_kinematics(root, q, qd, gravity=False)
+    kin = opalg.model.kinematics.body_kinematics(root, q, qd, gravity=False)
     cJ = _c_J(kin.S[0], qd)
     assert np.linalg.norm(cJ) > 1e-3
     assert_close(kin.a[0], cJ, TOL_K2, "K2: a(root) = crm(vJ) vJ + c_J = c_J")

@@ -1,10 +1,10 @@
-"""opalg.report: the check printers assert as well as print, so a wrong result fails the cell."""
+"""opalg.course.report: the check printers assert as well as print, so a wrong result fails the cell."""
 
 import numpy as np
 import pytest
 import sympy as sp
 
-from opalg.report import bound, decade, exact, refute, rel, report
+from opalg.course.report import bound, decade, exact, refute, rel, report
 
 
 def test_exact_accepts_true_identities(capsys):

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from opalg.display import png_dpi
+from opalg.course.display import png_dpi
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FILES = ["deployment_strip.png", "deployment_angles.png", "deployment_energy.png", "deployment.csv"]
@@ -76,7 +76,8 @@ def test_draw_outlines_fills_every_body_in_its_colour():
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgba
 
-    from opalg.symbolic import COLOURS, ROLES, box_outlines, deployable_example, deployment_setup, draw_outlines
+    from opalg.symbolic import (
+        COLOURS, ROLES, box_outlines, deployable_example, deployment_setup, draw_outlines)
     from opalg.symbolic import pose_function
 
     system = deployable_example("deploy")

@@ -10,7 +10,7 @@ docs/REFERENCE.md K13.  Independent routes:
 * the state map against the symbolic kinematics (poses and body twists from sympy);
 * a deployment integrated in Euler coordinates (sympy equations) and on the operator route's
   configuration space (quaternion, body twist, opalg ABA): truss pose and hinge angles;
-* momentum: h_0 (opalg.momentum) and the truss rows of the symbolic ℳ q̇ (the momenta conjugate
+* momentum: h_0 (opalg.algorithms.momentum) and the truss rows of the symbolic ℳ q̇ (the momenta conjugate
   to the truss coordinates, sympy) both stay zero; the truss really turns.
 
 Tolerances.  Algebraic (helpers.assert_close, relative): RTOL, measured over random states (its
@@ -27,7 +27,7 @@ import sympy as sp
 
 import opalg
 from opalg.errors import ModelError, StateError
-from opalg.momentum import spatial_momentum
+from opalg.algorithms.momentum import spatial_momentum
 from opalg.symbolic import (Body, Hinge, RootMotion, TreeSystem, box_outlines, deployable_example,
                             deployment_setup, euler_jacobian, free_bodies, free_deployment, free_root_model,
                             free_state, pose_function, root_state, t)
@@ -148,7 +148,7 @@ def test_state_map_against_the_symbolic_kinematics(free):
     for q, qd in _states(system, np.random.default_rng(2), 3):
         R, p, w, u = (np.array(x, float) for x in f(q, qd))
         q_op, v_op = free_state(system, q, qd)
-        assert_close(opalg.quaternion.rotation(q_op[3:7]), R, RTOL, "truss R")
+        assert_close(opalg.spatial.quaternion.rotation(q_op[3:7]), R, RTOL, "truss R")
         assert_close(q_op[:3], p[:, 0], RTOL, "truss origin")
         assert_close(v_op[:6], np.r_[w[:, 0], u[:, 0]], RTOL, "truss body twist")
         assert np.array_equal(q_op[7:], q[6:]) and np.array_equal(v_op[6:], qd[6:])   # exact: copies
@@ -173,7 +173,7 @@ def test_trajectories_of_the_two_routes_agree(free):
     assert_close(np.ptp(top, 0), [0.5, 0.5], TOL_EXTENT, "truss top-view extent")
 
 
-@pytest.mark.verifies("K13", route="h_0 (opalg.momentum) and sympy's truss rows of ℳq̇ vs zero")
+@pytest.mark.verifies("K13", route="h_0 (opalg.algorithms.momentum) and sympy's truss rows of ℳq̇ vs zero")
 def test_momentum_stays_zero_and_the_truss_turns(free):
     system, run, Mf, _ = free
     model = run.model

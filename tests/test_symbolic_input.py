@@ -113,7 +113,7 @@ def test_singular_configuration_is_the_core_error():
 def test_one_errors_module():
     """Every exception class lives in opalg.errors, is exported by opalg, and derives from OpalgError;
     the old homes still give the same classes."""
-    import opalg.constrained
+    import opalg.algorithms.constrained
     import opalg.errors as errors
     names = ["OpalgError", "ModelError", "URDFError", "StateError", "SingularConfigurationError",
              "InfeasibleDirections"]
@@ -121,15 +121,15 @@ def test_one_errors_module():
         cls = getattr(errors, nm)
         assert getattr(opalg, nm) is cls and issubclass(cls, OpalgError) and issubclass(cls, ValueError)
         assert nm in opalg.__all__
-    assert opalg.constrained.InfeasibleDirections is errors.InfeasibleDirections
+    assert opalg.algorithms.constrained.InfeasibleDirections is errors.InfeasibleDirections
     with pytest.raises(errors.InfeasibleDirections, match="rank deficient"):
-        opalg.constrained.force_directions(np.eye(2, 3), [[1.0, 0, 0], [2.0, 0, 0]])
+        opalg.algorithms.constrained.force_directions(np.eye(2, 3), [[1.0, 0, 0], [2.0, 0, 0]])
 
 
 def test_constrained_refuses_string_matrices():
     """force_directions used to parse ["1", "0"] as numbers: now a StateError naming A."""
     with pytest.raises(StateError, match=r"A must be a numeric matrix"):
-        opalg.constrained.force_directions(np.eye(1, 2), [["1", "0"]])
+        opalg.algorithms.constrained.force_directions(np.eye(1, 2), [["1", "0"]])
 
 
 # --------------------------------------------------------------------------- import opalg
@@ -148,7 +148,7 @@ def test_import_opalg_does_not_import_sympy():
         import sys, numpy as np, opalg
         m = opalg.random_model(4, "tree", seed=0)
         opalg.aba(m, np.zeros(m.ndof), np.zeros(m.ndof), np.zeros(m.ndof))
-        opalg.from_urdf(opalg.urdf.to_urdf(m))
+        opalg.from_urdf(opalg.model.urdf.to_urdf(m))
         print(sorted(k for k in ("sympy", "opalg.symbolic", "opalg.ider", "scipy") if k in sys.modules))
     """)
     assert out.strip() == "[]"

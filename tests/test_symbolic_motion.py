@@ -358,7 +358,7 @@ def _random_tree(seed):
     """A random rooted tree: 2-4 bodies with shuffled labels (T need not be sorted), every
     hinge with random NR, NT in 0..3 (total N in 1..10), random unit slide axes, offsets and
     physically valid inertias (rotated boxes); every other seed has a random moving root."""
-    from opalg.builders import random_rotation
+    from opalg.model.builders import random_rotation
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 5))
     while True:

@@ -3,8 +3,8 @@
 Independent routes (none calls opalg.hybrid's passes to produce an expected value):
 * the Acrobot's mass matrix in Spong's closed form, written out here;
 * Ider's augmented system [[ℳ, −Zᵀ], [B, 0]] with Z = S_a, solved densely by
-  opalg.constrained.solve_augmented from crba and bias, and its feasibility measure
-  opalg.constrained.conditioning from the dense ℳ;
+  opalg.algorithms.constrained.solve_augmented from crba and bias, and its feasibility measure
+  opalg.algorithms.constrained.conditioning from the dense ℳ;
 * ℳq̈ + C = τ checked at the samples of a run from crba and bias, and the work–energy balance
   E(t) − E(0) = ∫ τ·q̇ dt with E from ℳ and the mass-centre heights written out here;
 * Ider's own simulation (opalg.ider.simulate), re-solved at its samples.
@@ -25,7 +25,7 @@ from scipy.integrate import simpson
 
 import opalg
 from opalg import ider, underactuated as ua
-from opalg.constrained import conditioning, solve_augmented
+from opalg.algorithms.constrained import conditioning, solve_augmented
 
 from helpers import EPS, assert_close, cond_tol, make_model, measured
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import opalg
-from opalg.urdf import to_urdf
+from opalg.model.urdf import to_urdf
 
 from helpers import assert_close, cond_tol, measured
 from urdf_factory import random_urdf

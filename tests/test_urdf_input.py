@@ -8,7 +8,7 @@ import pytest
 
 import opalg
 from opalg import Joint, Model, ModelError, URDFError
-from opalg.urdf import to_urdf
+from opalg.model.urdf import to_urdf
 
 from helpers import assert_close, measured
 

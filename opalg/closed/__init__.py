@@ -10,12 +10,12 @@ the augmented object H7, their Woodbury link H8, planar rows H9) with :class:`Gr
 
 from __future__ import annotations
 
-from .assembly import Assembly
-from .closure import LoopClosure
-from .examples import four_bar, random_closed_system
-from .grasp import Grasp
-from .multiarm import MultiArm, MultiArmResult
-from .system import ClosedSystem, ForwardResult, RankDeficientWarning, solve_compliance
+from opalg.closed.assembly import Assembly
+from opalg.closed.closure import LoopClosure
+from opalg.closed.examples import four_bar, random_closed_system
+from opalg.closed.grasp import Grasp
+from opalg.closed.multiarm import MultiArm, MultiArmResult
+from opalg.closed.system import ClosedSystem, ForwardResult, RankDeficientWarning, solve_compliance
 
 __all__ = ["Assembly", "ClosedSystem", "ForwardResult", "Grasp", "LoopClosure", "MultiArm",
            "MultiArmResult", "RankDeficientWarning", "four_bar", "random_closed_system",

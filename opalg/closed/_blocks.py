@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError, SingularConfigurationError, StateError
+from opalg.errors import ModelError, SingularConfigurationError, StateError
 
 #: A grasp-force system whose condition number exceeds this is reported as singular: beyond
 #: it, a double-precision solve loses all but ~4 digits and the forces are statically

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _backend as bk
-from ..errors import StateError
-from ..innovations import innovations_passes
-from ..kinematics import check_state
-from ..riccati import articulated
-from . import geometry as geo
-from .system import solve_compliance
+from opalg import _backend as bk
+from opalg.errors import StateError
+from opalg.algorithms.aba import innovations_passes
+from opalg.model.kinematics import check_state
+from opalg.algorithms.riccati import articulated
+from opalg.closed import geometry as geo
+from opalg.closed.solve import solve_compliance
 
 
 @dataclass

@@ -21,12 +21,12 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import _backend as bk
-from ..errors import StateError
-from ..model import Model
-from ..operational import _frame_pose
-from ..spatial import motion_transform
-from ._blocks import selection
+from opalg import _backend as bk
+from opalg.errors import StateError
+from opalg.model.multibody import Model
+from opalg.algorithms.operational import _frame_pose
+from opalg.spatial.vectors import motion_transform
+from opalg.closed._blocks import selection
 
 KINDS = ("weld", "ball", "revolute")
 #: |axis| must be 1 to this tolerance (a unit vector read from a file keeps ~1e-9 digits).
@@ -184,7 +184,7 @@ def rotation_log(R) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from opalg.spatial import rotation_about
+    >>> from opalg.spatial.vectors import rotation_about
     >>> from opalg.closed.closure import rotation_log
     >>> np.round(rotation_log(rotation_about([0, 0, 1.0], 0.3)), 12) + 0.0
     array([0. , 0. , 0.3])

@@ -6,13 +6,13 @@ from typing import Sequence
 
 import numpy as np
 
-from ..builders import planar_arm, random_model, random_rotation
-from ..errors import StateError
-from ..kinematics import body_poses
-from ..model import Inertia, Joint, Model
-from ..spatial import rotation_about
-from .closure import LoopClosure
-from .system import ClosedSystem
+from opalg.model.builders import planar_arm, random_model, random_rotation
+from opalg.errors import StateError
+from opalg.model.kinematics import body_poses
+from opalg.model.multibody import Inertia, Joint, Model
+from opalg.spatial.vectors import rotation_about
+from opalg.closed.closure import LoopClosure
+from opalg.closed.system import ClosedSystem
 
 
 def _four_bar_angles(lengths, crank: float):

@@ -13,15 +13,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..builders import planar_arm
-from ..dynamics import rnea
-from ..errors import ModelError
-from ..model import Inertia, Model
-from ..operational import frame_jacobian
-from ..spatial import motion_transform, rotation_about
-from ..urdf import from_urdf
-from .grasp import Grasp, frame_drift, solve_frame_pose
-from .multiarm import MultiArm
+from opalg.model.builders import planar_arm
+from opalg.algorithms.rnea import rnea
+from opalg.errors import ModelError
+from opalg.model.multibody import Inertia, Model
+from opalg.algorithms.operational import frame_jacobian
+from opalg.spatial.vectors import motion_transform, rotation_about
+from opalg.model.urdf import from_urdf
+from opalg.closed.grasp import Grasp, frame_drift, solve_frame_pose
+from opalg.closed.multiarm import MultiArm
 
 PLANAR_ROWS = [2, 3, 4]     # ω_z, v_x, v_y
 

@@ -15,14 +15,14 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import ModelError
-from ..joints import Joint
-from ..model import Inertia, Model
-from ..spatial import spatial_inertia
-from ..urdf import inertia_from_spatial
-from .closure import LoopClosure
-from .grasp import Grasp
-from .system import ClosedSystem
+from opalg.errors import ModelError
+from opalg.model.joints import Joint
+from opalg.model.multibody import Inertia, Model
+from opalg.spatial.vectors import spatial_inertia
+from opalg.model.urdf import inertia_from_spatial
+from opalg.closed.closure import LoopClosure
+from opalg.closed.grasp import Grasp
+from opalg.closed.system import ClosedSystem
 
 
 def object_in_body(grasp: Grasp) -> tuple[np.ndarray, np.ndarray]:
@@ -138,7 +138,7 @@ def two_pandas_closed(**kw) -> SimpleNamespace:
     >>> f.model.ndof, f.system.m, bool(np.abs(f.system.constraint_error(f.q)).max() < 1e-10)
     (14, 6, True)
     """
-    from .examples_arms import two_pandas
+    from opalg.closed.examples_arms import two_pandas
 
     ex = two_pandas(**kw)
     f = arms_as_forest(ex.arms, ex.system.grasps, ex.object_inertia, ex.qs)

@@ -1,6 +1,6 @@
 r"""Kinematics of the closure frames: poses, X12, the constraint Jacobian G_c and the drift U.
 
-docs/REFERENCE.md H2 (G_c) and H3 (U).  Everything here works on a :class:`opalg.kinematics.Kinematics`
+docs/REFERENCE.md H2 (G_c) and H3 (U).  Everything here works on a :class:`opalg.model.kinematics.Kinematics`
 the caller already computed (one set of transforms shared with the Riccati factorization), batched
 over states, for float, complex (complex-step tests) and no sympy data.
 """
@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _backend as bk
-from ..kinematics import Kinematics, _split_transform
-from ..model import Model
-from ..operational import frame_columns
-from ..spatial import cross_motion
+from opalg import _backend as bk
+from opalg.model.kinematics import Kinematics, _split_transform
+from opalg.model.multibody import Model
+from opalg.algorithms.operational import frame_columns
+from opalg.spatial.vectors import cross_motion
 
 
 def inverse_transform(X) -> np.ndarray:

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelError, StateError
-from ..kinematics import body_kinematics, _split_transform
-from ..model import Inertia, Model, is_rotation
-from ..operational import _frame_X, frame_jacobian
-from ..spatial import motion_transform, spatial_inertia
-from .closure import rotation_log
-from .geometry import body_bias_accelerations, world_transforms
+from opalg.errors import ModelError, StateError
+from opalg.model.kinematics import body_kinematics, _split_transform
+from opalg.model.multibody import Inertia, Model, is_rotation
+from opalg.algorithms.operational import _frame_X, frame_jacobian
+from opalg.spatial.vectors import motion_transform, spatial_inertia
+from opalg.closed.closure import rotation_log
+from opalg.closed.geometry import body_bias_accelerations, world_transforms
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,8 @@ def world_transform(model: Model, kin, body: int, X_ek: np.ndarray) -> np.ndarra
     >>> import numpy as np, opalg
     >>> from opalg.closed.grasp import pose_of, world_transform
     >>> arm = opalg.planar_arm([1.0, 1.0], [1.0, 1.0], [0.1, 0.1])
-    >>> kin = opalg.kinematics.body_kinematics(arm, [np.pi / 2, 0.0])
-    >>> X = world_transform(arm, kin, 1, opalg.spatial.motion_transform(np.eye(3), [1.0, 0, 0]))
+    >>> kin = opalg.model.kinematics.body_kinematics(arm, [np.pi / 2, 0.0])
+    >>> X = world_transform(arm, kin, 1, opalg.spatial.vectors.motion_transform(np.eye(3), [1.0, 0, 0]))
     >>> np.round(pose_of(X)[1], 12) + 0.0                  # the tip of the raised arm
     array([0., 2., 0.])
     """
@@ -128,7 +128,7 @@ def pose_of(X_e0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Examples
     --------
     >>> import numpy as np
-    >>> from opalg.spatial import motion_transform
+    >>> from opalg.spatial.vectors import motion_transform
     >>> from opalg.closed.grasp import pose_of
     >>> pose_of(motion_transform(np.eye(3), [1.0, 2.0, 3.0]))[1]
     array([1., 2., 3.])
@@ -145,7 +145,7 @@ def pose_error(X_a0: np.ndarray, X_b0: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from opalg.spatial import motion_transform, rotation_about
+    >>> from opalg.spatial.vectors import motion_transform, rotation_about
     >>> from opalg.closed.grasp import pose_error
     >>> Xa = motion_transform(rotation_about([0, 0, 1.0], np.pi / 2).T, [1.0, 0, 0])
     >>> Xb = motion_transform(np.eye(3), [1.0, 1.0, 0])
@@ -200,12 +200,12 @@ def solve_frame_pose(model: Model, frame, X_e0_target: np.ndarray, q0, rows=None
     Examples
     --------
     >>> import numpy as np, opalg
-    >>> from opalg.spatial import motion_transform, rotation_about
+    >>> from opalg.spatial.vectors import motion_transform, rotation_about
     >>> from opalg.closed.grasp import solve_frame_pose
     >>> arm = opalg.planar_arm([1.0, 1.0, 1.0], [1.0] * 3, [0.1] * 3)
     >>> target = motion_transform(rotation_about([0, 0, 1.0], 1.2).T, [0.5, 1.0, 0])  # ᵉX_0
     >>> q = solve_frame_pose(arm, (2, [1.0, 0, 0]), target, [0.3, 0.3, 0.3], rows=[2, 3, 4])
-    >>> R, p = opalg.kinematics.body_poses(arm, q)
+    >>> R, p = opalg.model.kinematics.body_poses(arm, q)
     >>> bool(np.allclose(p[2] + R[2] @ [1.0, 0, 0], [0.5, 1, 0]) and np.isclose(q.sum(), 1.2))
     True
     """

@@ -1,6 +1,6 @@
 r"""Ider's control-force model with geometrical constraints: two planar arms carrying a box (G5, H10).
 
-The split of :mod:`opalg.constrained` made physical.  Two planar 3R arms hold a box (one model,
+The split of :mod:`opalg.algorithms.constrained` made physical.  Two planar 3R arms hold a box (one model,
 the box merged into arm 0's tip, :func:`opalg.closed.forest.arms_as_forest`); y = θ̇ (N = 6).
 
 * B_G θ̈ = h_G: the grasp closure, B_G = G_c (rows ω_z, v_x, v_y; H2), h_G = U (H3);
@@ -23,15 +23,16 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import constrained as con
-from ..dynamics import bias, crba
-from ..errors import InfeasibleDirections, StateError
-from ..kinematics import body_poses
-from ..operational import frame_jacobian
-from ..spatial import rotation_about
-from .examples_arms import PLANAR_ROWS, X_world, box_path, two_planar_arms
-from .forest import arms_as_forest
-from .grasp import frame_drift, pose_of, solve_frame_pose
+from opalg.algorithms import constrained as con
+from opalg.algorithms.crba import crba
+from opalg.algorithms.rnea import bias
+from opalg.errors import InfeasibleDirections, StateError
+from opalg.model.kinematics import body_poses
+from opalg.algorithms.operational import frame_jacobian
+from opalg.spatial.vectors import rotation_about
+from opalg.closed.examples_arms import PLANAR_ROWS, X_world, box_path, two_planar_arms
+from opalg.closed.forest import arms_as_forest
+from opalg.closed.grasp import frame_drift, pose_of, solve_frame_pose
 
 #: Default κ below which :func:`simulate` stops: the motors can no longer realize the path.
 KAPPA_MIN = 1e-3
@@ -178,7 +179,7 @@ def motor_rows(task, motors: Sequence[int]) -> np.ndarray:
 
 
 def feasibility(s: SimpleNamespace, A=None) -> float:
-    r"""κ = :func:`opalg.constrained.conditioning` (M, B, Z) with Z = [B_G; A] (Z = B if A is None).
+    r"""κ = :func:`opalg.algorithms.constrained.conditioning` (M, B, Z) with Z = [B_G; A] (Z = B if A is None).
 
     Examples
     --------
@@ -193,8 +194,8 @@ def feasibility(s: SimpleNamespace, A=None) -> float:
 def solve(s: SimpleNamespace, A=None, method: str = "augmented", check: bool = True) -> SimpleNamespace:
     r"""θ̈ and the forces: ``v = [v_G; μ]``, τ = Zᵀv, motor moments Aᵀμ, grasp reactions v_G.
 
-    ``method`` is ``"augmented"`` (:func:`~opalg.constrained.solve_augmented`) or ``"reduced"``
-    (:func:`~opalg.constrained.solve_reduced`).  A = None: the conventional model Z = B, whose
+    ``method`` is ``"augmented"`` (:func:`~opalg.algorithms.constrained.solve_augmented`) or ``"reduced"``
+    (:func:`~opalg.algorithms.constrained.solve_reduced`).  A = None: the conventional model Z = B, whose
     "motor moments" B_Kᵀμ are the path's own constraint forces.
 
     Examples

@@ -23,18 +23,19 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import _backend as bk
-from .._checks import refuse_free
-from ..errors import ModelError, SingularConfigurationError, StateError
-from ..innovations import innovations_passes
-from ..kinematics import body_kinematics, broadcast_batch, check_state
-from ..model import Model
-from ..operational import _frame_X, omega_frames
-from ..riccati import articulated
-from ..spatial import cross_force, motion_transform
-from ._blocks import COND_MAX, blkdiag as _blkdiag, check_h1 as _check_h1
-from ._blocks import selection as _selection, vector6 as _vector6
-from .grasp import Grasp, object_inertia as _object_inertia, pose_error, world_transform
+from opalg import _backend as bk
+from opalg.model._checks import refuse_free
+from opalg.errors import ModelError, SingularConfigurationError, StateError
+from opalg.algorithms.aba import innovations_passes
+from opalg.model.kinematics import body_kinematics, broadcast_batch, check_state
+from opalg.model.multibody import Model
+from opalg.algorithms.operational import _frame_X, omega_frames
+from opalg.algorithms.riccati import articulated
+from opalg.spatial.vectors import cross_force, motion_transform
+from opalg.closed._blocks import COND_MAX, blkdiag as _blkdiag, check_h1 as _check_h1
+from opalg.closed._blocks import selection as _selection, vector6 as _vector6
+from opalg.closed.multiarm_kkt import kkt_solve
+from opalg.closed.grasp import Grasp, object_inertia as _object_inertia, pose_error, world_transform
 
 
 @dataclass
@@ -380,5 +381,4 @@ class MultiArm:
         --------
         See :class:`MultiArm`.
         """
-        from .multiarm_kkt import kkt_solve
-        return kkt_solve(self, qs, qds, taus, f_o, gravity)
+        return MultiArmResult(*kkt_solve(self, qs, qds, taus, f_o, gravity))

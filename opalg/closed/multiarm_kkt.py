@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics import bias, crba
-from ..errors import SingularConfigurationError, StateError
-from ..kinematics import body_poses
-from ..operational import frame_jacobian
-from ..spatial import crf
-from .grasp import frame_drift
+from opalg.algorithms.crba import crba
+from opalg.algorithms.rnea import bias
+from opalg.errors import SingularConfigurationError, StateError
+from opalg.model.kinematics import body_poses
+from opalg.algorithms.operational import frame_jacobian
+from opalg.spatial.vectors import crf
+from opalg.closed._blocks import vector6 as _vector6
+from opalg.closed.grasp import frame_drift
 
 
 def kkt_solve(system, qs, qds, taus, f_o=None, gravity: bool = True):
@@ -31,7 +33,8 @@ def kkt_solve(system, qs, qds, taus, f_o=None, gravity: bool = True):
 
     Returns
     -------
-    MultiArmResult
+    qdd, f, lam, alpha_o
+        The fields of :class:`opalg.closed.MultiArmResult` (:meth:`~opalg.closed.MultiArm.kkt` wraps them).
 
     Examples
     --------
@@ -43,8 +46,6 @@ def kkt_solve(system, qs, qds, taus, f_o=None, gravity: bool = True):
     >>> bool(np.allclose(res.qdd[0], ma.forward([q], [qd], [tau]).qdd[0]))
     True
     """
-    from ._blocks import vector6 as _vector6
-    from .multiarm import MultiArmResult
     m, Pi = system.m, system.Pi
     qs, qds, taus = (system._states(nm, x) for nm, x in (("qs", qs), ("qds", qds), ("taus", taus)))
     if any(x.ndim != 1 for x in (*qs, *qds, *taus)):
@@ -91,4 +92,4 @@ def kkt_solve(system, qs, qds, taus, f_o=None, gravity: bool = True):
     x = np.linalg.solve(K, rhs)
     qdd = np.split(x[:N], np.cumsum(sizes)[:-1])
     lam = np.split(x[N + 6:], m)
-    return MultiArmResult(list(qdd), [Pi.T @ v for v in lam], lam, x[N:N + 6])
+    return list(qdd), [Pi.T @ v for v in lam], lam, x[N:N + 6]

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend as bk
-from ..kinematics import body_kinematics, chunked
-from ..model import Model
-from ..riccati import articulated
-from ..spatial import cross_motion
-from . import geometry as geo
-from .solve import solve_compliance
+from opalg import _backend as bk
+from opalg.model.kinematics import body_kinematics, chunked
+from opalg.model.multibody import Model
+from opalg.algorithms.riccati import articulated
+from opalg.spatial.vectors import cross_motion
+from opalg.closed import geometry as geo
+from opalg.closed.solve import solve_compliance
 
 
 def closure_loads(closures, row_slice, fr) -> dict:

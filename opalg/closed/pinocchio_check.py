@@ -12,10 +12,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import StateError
-from ..operational import frame_jacobian
-from ..pinocchio_bridge import build_pinocchio
-from .system import ClosedSystem
+from opalg.errors import StateError
+from opalg.algorithms.operational import frame_jacobian
+from opalg.pinocchio_bridge import build_pinocchio
+from opalg.closed.system import ClosedSystem
 
 #: Row permutation from opalg's angular-first to Pinocchio's linear-first 6-vectors.
 LINEAR_FIRST = np.block([[np.zeros((3, 3)), np.eye(3)], [np.eye(3), np.zeros((3, 3))]])
@@ -79,7 +79,7 @@ def delassus_comparison(system: ClosedSystem, q) -> SimpleNamespace:
     """
     import pinocchio as pin
 
-    from ..dynamics import crba
+    from opalg.algorithms.crba import crba
 
     pc = pinocchio_constraints(system)
     q = np.asarray(q, float)

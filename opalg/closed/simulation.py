@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._integrate import check_span, potential_energy, step_through, tau_function
-from ..dynamics import crba
-from ..errors import StateError
-from ..kinematics import check_state
+from opalg.simulate._integrate import check_span, potential_energy, step_through, tau_function
+from opalg.algorithms.crba import crba
+from opalg.errors import StateError
+from opalg.model.kinematics import check_state
 
 
 @dataclass

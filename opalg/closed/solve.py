@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend as bk
+from opalg import _backend as bk
 
 #: Default relative cut-off of the rank decision: eigenvalues of Λ_c⁻¹ below RCOND·max are
 #: treated as zero.  Structurally dependent rows (a planar loop closed with 6 rows) give

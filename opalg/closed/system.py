@@ -20,18 +20,20 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import _backend as bk
-from .._checks import refuse_free
-from ..dynamics import bias, crba
-from ..errors import StateError
-from ..kinematics import body_kinematics, check_state, overflow_guard
-from ..model import Model
-from ..operational import omega_frames
-from ..riccati import articulated
-from . import geometry as geo
-from .closure import LoopClosure
-from .passes import forward_columns
-from .solve import RCOND, solve_compliance
+from opalg import _backend as bk
+from opalg.model._checks import refuse_free
+from opalg.algorithms.crba import crba
+from opalg.algorithms.rnea import bias
+from opalg.errors import StateError
+from opalg.model.kinematics import body_kinematics, check_state, overflow_guard
+from opalg.model.multibody import Model
+from opalg.algorithms.operational import omega_frames
+from opalg.algorithms.riccati import articulated
+from opalg.closed import geometry as geo
+from opalg.closed.assembly import assemble, project
+from opalg.closed.closure import LoopClosure
+from opalg.closed.passes import forward_columns
+from opalg.closed.solve import RCOND, solve_compliance
 
 class RankDeficientWarning(UserWarning):
     """The closure rows are dependent at this state (Λ_c⁻¹ singular); λ is the least-norm solution."""
@@ -297,12 +299,10 @@ class ClosedSystem:
     # -- assembly and projection (opalg.closed.assembly) -----------------------------
     def assemble(self, q0, tol: float = 1e-12, max_iter: int = 50):
         """Newton on e(q) = 0 from q0 (see :func:`opalg.closed.assembly.assemble`)."""
-        from .assembly import assemble
         return assemble(self, q0, tol, max_iter)
 
     def project(self, q, qd, metric: str = "mass") -> np.ndarray:
         """Closest velocity with G_cθ̇ = 0 (see :func:`opalg.closed.assembly.project`)."""
-        from .assembly import project
         return project(self, q, qd, metric)
 
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import StateError
-from ..kinematics import body_kinematics, check_state
-from ..model import Model
-from .factors import _factors
+from opalg.errors import StateError
+from opalg.model.kinematics import body_kinematics, check_state
+from opalg.model.multibody import Model
+from opalg.fijany.factors import _factors
 
 
 @dataclass

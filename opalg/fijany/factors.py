@@ -11,7 +11,7 @@ W(k) spans the (6 − n_k) constraint-force directions of hinge k (orthonormal r
 and Ĥ(k) = (H(k)H*(k))⁻¹H(k).  The constraint space (the rows of A and B) is ordered by *depth
 level*: the bodies at depth 0 (the roots), then depth 1, …  Parent–child pairs sit in adjacent
 levels and siblings in the same level, so A is block tridiagonal over the levels on every tree
-(:class:`~opalg.block_ops.BlockTridiagonal`): one body per level on a chain, and on a tree the
+(:class:`~opalg.algebra.block_ops.BlockTridiagonal`): one body per level on a chain, and on a tree the
 sibling fill-in makes the level blocks wider (they hold the whole level).
 """
 
@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _backend as bk
-from ..algebra import BlockDiagonal
-from ..block_ops import BlockSparse, BlockTridiagonal
-from ..errors import ModelError, StateError
-from ..kinematics import body_kinematics, chunked, check_state
-from ..model import Model
+from opalg import _backend as bk
+from opalg.algebra.operators import BlockDiagonal
+from opalg.algebra.block_ops import BlockSparse, BlockTridiagonal
+from opalg.errors import ModelError, StateError
+from opalg.model.kinematics import body_kinematics, chunked, check_state
+from opalg.model.multibody import Model
 
 
 def constraint_directions(S: np.ndarray) -> np.ndarray:

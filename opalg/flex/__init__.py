@@ -14,10 +14,10 @@ Examples
 True
 """
 
-from . import examples  # noqa: F401
-from .body import FlexBody
-from .dynamics import aba, crba, hybrid, rnea
-from .model import FlexModel
-from .soa import FlexOperators, operators
+from opalg.flex import examples  # noqa: F401
+from opalg.flex.body import FlexBody
+from opalg.flex.dynamics import aba, crba, hybrid, rnea
+from opalg.flex.model import FlexModel
+from opalg.flex.soa import FlexOperators, operators
 
 __all__ = ["FlexBody", "FlexModel", "FlexOperators", "aba", "crba", "hybrid", "operators", "rnea", "examples"]

@@ -27,11 +27,11 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import _backend as bk
-from .. import _checks as chk
-from ..errors import ModelError
-from ..model import Inertia, _as_inertia, _symmetric
-from ..spatial import motion_transform, spatial_inertia
+from opalg import _backend as bk
+from opalg.model import _checks as chk
+from opalg.errors import ModelError
+from opalg.model.multibody import Inertia, _as_inertia, _symmetric
+from opalg.spatial.vectors import motion_transform, spatial_inertia
 
 __all__ = ["FlexBody"]
 

@@ -13,7 +13,7 @@ Entries may be sympy expressions (state and body data): the arithmetic then runs
 arrays through :mod:`opalg._backend`, unsimplified, and the pivots D(k) are inverted by adjugate.
 
 One state per call (x, v, … of shape (ndof,)): the enlarged-node kinematics are written for a
-single state, so the batching of :func:`opalg.kinematics.chunked`, which feeds chunks of states
+single state, so the batching of :func:`opalg.model.kinematics.chunked`, which feeds chunks of states
 to a recursion vectorized over a leading batch axis, does not apply; loop over states instead.
 """
 
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SingularConfigurationError, StateError
-from .. import _backend as bk
-from .kinematics import _zeros, flex_kinematics
+from opalg.errors import SingularConfigurationError, StateError
+from opalg import _backend as bk
+from opalg.flex.kinematics import _zeros, flex_kinematics
 
 __all__ = ["crba", "rnea", "aba", "hybrid"]
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError
-from ..joints import Joint
-from .body import FlexBody
-from .model import FlexModel
+from opalg.errors import ModelError
+from opalg.model.joints import Joint
+from opalg.flex.body import FlexBody
+from opalg.flex.model import FlexModel
 
 __all__ = ["two_link_arm", "cantilever_roots", "cantilever_mode"]
 
@@ -122,7 +122,7 @@ def two_link_arm(modes: int = 2, nodes: int = 8, lengths=(1.0, 1.0), masses=(1.0
         hub = (mh, np.zeros(3), np.zeros((3, 3))) if mh == 0 else (mh, np.zeros(3), 1e-6 * mh * np.eye(3))
         body = FlexBody(hub, pos, inert, Phi, Psi, K)
         if damping:
-            from .kinematics import node_inertia
+            from opalg.flex.kinematics import node_inertia
             Mee = node_inertia(body, np.zeros(modes))[:modes, :modes]
             body.D = 2 * damping * np.diag(np.sqrt(np.diag(K) * np.diag(Mee)))
         bodies.append(body)

@@ -2,7 +2,7 @@ r"""Kinematics of the enlarged nodes: Φ* blocks, 𝓜(k), a(k), b(k) (docs/REFE
 
 **Node j of body k** is reached from the body frame by a six-axis "joint" PPPRRR (x, y, z
 translations, then XYZ rotations) with coordinates q_j = Q_j η = [Φ_j η; Ψ_j η], after the
-constant offset x_j.  So, with :func:`opalg.joints.joint_transform` of that joint,
+constant offset x_j.  So, with :func:`opalg.model.joints.joint_transform` of that joint,
 
 .. math::
     ^jX_k(η) = X_J(q_j)\,X_T(x_j),\qquad Π_j(η) = S_j(q_j)\,Q_j,\qquad
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _backend as bk
-from ..joints import Joint, joint_transform, joint_velocity
-from ..spatial import cross_force, cross_motion, motion_transform
-from .body import FlexBody
+from opalg import _backend as bk
+from opalg.model.joints import Joint, joint_transform, joint_velocity
+from opalg.spatial.vectors import cross_force, cross_motion, motion_transform
+from opalg.flex.body import FlexBody
 
 #: The joint of a node relative to its undeformed place: three translations, then three
 #: small rotations, about the body axes x, y, z (docs/REFERENCE.md K3).

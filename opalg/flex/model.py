@@ -18,13 +18,13 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import _backend as bk
-from .._checks import refuse_free
-from ..errors import ModelError, StateError
-from ..kinematics import _double, _read
-from ..model import Model
-from ..spatial import motion_transform
-from .body import FlexBody, rigid_inertia
+from opalg import _backend as bk
+from opalg.model._checks import refuse_free
+from opalg.errors import ModelError, StateError
+from opalg.model.kinematics import _double, _read
+from opalg.model.multibody import Model
+from opalg.spatial.vectors import motion_transform
+from opalg.flex.body import FlexBody, rigid_inertia
 __all__ = ["FlexModel"]
 
 
@@ -120,7 +120,7 @@ class FlexModel:
 
     def _check_mass(self) -> None:
         """𝓜(k) at η = 0 must be positive definite: every mode and the hub move some mass."""
-        from .kinematics import node_inertia
+        from opalg.flex.kinematics import node_inertia
         for k, b in enumerate(self.bodies):
             if b.symbolic:
                 continue                          # definiteness cannot be decided for symbols

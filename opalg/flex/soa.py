@@ -1,6 +1,6 @@
 r"""The spatial operators of a flexible model on its enlarged nodes (docs/REFERENCE.md K7).
 
-``ops = opalg.flex.operators(fm, x, v)``: the operators of :mod:`opalg.soa` with node k of
+``ops = opalg.flex.operators(fm, x, v)``: the operators of :mod:`opalg.algebra.soa` with node k of
 size d_k = m_k + 6 (state 𝒱(k) = [η̇_k; V_k]) and m_k + n_k generalized speeds:
 
 =============== =================== ==================================================
@@ -34,11 +34,11 @@ from functools import cached_property
 
 import numpy as np
 
-from ..algebra import BlockDiagonal, EdgeOperator
-from ..riccati import check_passive, split_axes
-from ..soa import DerivedOperators
-from .dynamics import _composite, _gain
-from .kinematics import _eye, _zeros, flex_kinematics
+from opalg.algebra.operators import BlockDiagonal, EdgeOperator
+from opalg.algorithms.riccati import check_passive, split_axes
+from opalg.algebra.soa import DerivedOperators
+from opalg.flex.dynamics import _composite, _gain
+from opalg.flex.kinematics import _eye, _zeros, flex_kinematics
 
 __all__ = ["FlexOperators", "operators"]
 
@@ -46,8 +46,8 @@ __all__ = ["FlexOperators", "operators"]
 class FlexOperators(DerivedOperators):
     """Operators of a :class:`~opalg.flex.FlexModel` at ``(x, v)``; see the module table.
 
-    Everything is computed lazily, as in :class:`opalg.soa.SpatialOperators`; φ, ψ, ℳ, L, L⁻¹,
-    ℳ⁻¹ and the Riccati factors come from :class:`opalg.soa.DerivedOperators`.
+    Everything is computed lazily, as in :class:`opalg.algebra.soa.SpatialOperators`; φ, ψ, ℳ, L, L⁻¹,
+    ℳ⁻¹ and the Riccati factors come from :class:`opalg.algebra.soa.DerivedOperators`.
     """
 
     _PHI = "Phi"

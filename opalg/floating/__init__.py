@@ -10,9 +10,9 @@ The model's only root is on :class:`opalg.FreeJoint`; θ̇ is v without the root
 
 from __future__ import annotations
 
-from .base import arm_dofs, base_velocity, coupling_inertia, generalized_jacobian
-from .reaction import BaseReaction, base_reaction
-from .simulate import FloatingSimulation, simulate
+from opalg.floating.base import arm_dofs, base_velocity, coupling_inertia, generalized_jacobian
+from opalg.floating.reaction import BaseReaction, base_reaction
+from opalg.floating.simulate import FloatingSimulation, simulate
 
 __all__ = ["BaseReaction", "FloatingSimulation", "arm_dofs", "base_reaction", "base_velocity",
            "coupling_inertia", "generalized_jacobian", "simulate"]

@@ -9,7 +9,7 @@ momentum of the whole system in root coordinates (K10), h_r = ℳ_{r,:} v = ℳ_
           ℳ_{bb} = R(r),\quad ℳ_{bm}\dot θ = h_r\big|_{v = [0;\ \dot θ]},
 
 with R(r) the composite inertia of the root (D1) and ℳ_bm θ̇ the momentum sweep of
-:mod:`opalg.momentum` run with v = [0; θ̇] — two O(n) sweeps, ℳ is never formed.  A body-fixed
+:mod:`opalg.algorithms.momentum` run with v = [0; θ̇] — two O(n) sweeps, ℳ is never formed.  A body-fixed
 frame e then moves, at constant momentum h = 0, with
 
 .. math:: V_e = J^*\dot θ,\qquad J^* = J_m − J_b\,ℳ_{bb}^{-1}ℳ_{bm},
@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend as bk
-from ..dynamics import composite_inertias
-from ..errors import ModelError, StateError
-from ..kinematics import body_kinematics, check_state, overflow_guard
-from ..model import Model
-from ..momentum import subtree_momenta
-from ..operational import frame_columns, _frame_X
+from opalg import _backend as bk
+from opalg.algorithms.crba import composite_inertias
+from opalg.errors import ModelError, StateError
+from opalg.model.kinematics import body_kinematics, check_state, overflow_guard
+from opalg.model.multibody import Model
+from opalg.algorithms.momentum import subtree_momenta
+from opalg.algorithms.operational import frame_columns, _frame_X
 
 
 def free_root(model: Model, where: str) -> int:
@@ -117,7 +117,7 @@ def base_velocity(model: Model, q, qd_joints, h=None, full: bool = False) -> np.
         The arm's joint rates θ̇: v without the root's six entries, in v order.
     h : array_like, shape (..., 6), optional
         The system's spatial momentum [moment; force] about the inertial origin in inertial
-        coordinates, as :func:`opalg.momentum.spatial_momentum` returns it (default 0).
+        coordinates, as :func:`opalg.algorithms.momentum.spatial_momentum` returns it (default 0).
     full : bool
         Return the whole velocity v (..., nv) = [v_b; θ̇] in v order instead of v_b.
 
@@ -137,7 +137,7 @@ def base_velocity(model: Model, q, qd_joints, h=None, full: bool = False) -> np.
     --------
     >>> import numpy as np, opalg
     >>> from opalg.floating import base_velocity
-    >>> from opalg.momentum import spatial_momentum
+    >>> from opalg.algorithms.momentum import spatial_momentum
     >>> m = opalg.random_model(4, "tree", seed=1, floating=True)
     >>> q, qd = opalg.neutral(m), np.ones(m.nv - 6)
     >>> v = base_velocity(m, q, qd, full=True)

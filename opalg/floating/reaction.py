@@ -8,7 +8,7 @@ first-order ODE for the base pose alone, with no dynamics integrated.
 **Integrator.**  The base pose [p; quat] is integrated by its raw rate (ṗ = R v, the quaternion
 rate ½ quat ⊗ (ω, 0); :func:`opalg.floating.simulate.config_rate`) with the quaternion
 renormalized inside the right-hand side, by an adaptive scipy solver (DOP853 by default) stepped
-by :func:`opalg._integrate.step_through`.  Chosen over a fixed-step Lie-group RK4 on
+by :func:`opalg.simulate._integrate.step_through`.  Chosen over a fixed-step Lie-group RK4 on
 :func:`opalg.integrate` because the accuracy is then set by the error control (rtol, atol)
 rather than by a step the caller has to pick, the samples come from the solver's dense output,
 and a failure keeps the steps computed — the same machinery as :func:`opalg.floating.simulate`;
@@ -23,13 +23,13 @@ from typing import Callable
 
 import numpy as np
 
-from .._integrate import check_span, step_through
-from ..errors import StateError
-from ..kinematics import check_state
-from ..model import Model
-from ..momentum import spatial_momentum
-from .base import _check_arm_rates, arm_dofs, base_velocity, free_root
-from .simulate import config_rate, normalized
+from opalg.simulate._integrate import check_span, step_through
+from opalg.errors import StateError
+from opalg.model.kinematics import check_state
+from opalg.model.multibody import Model
+from opalg.algorithms.momentum import spatial_momentum
+from opalg.floating.base import _check_arm_rates, arm_dofs, base_velocity, free_root
+from opalg.floating.simulate import config_rate, normalized
 
 
 @dataclass

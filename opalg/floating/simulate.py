@@ -9,10 +9,10 @@ The state is y = [q; v] (nq + nv); each right-hand side
 first renormalizes every free joint's quaternion of q: a Runge–Kutta stage combines
 quaternions linearly, so its norm is off by the step's local error; renormalized, every call of
 :func:`opalg.aba` sees a configuration that passes the K8 check (norm within
-:data:`opalg.quaternion.UNIT_TOL`) and the normalization is a projection back onto the manifold,
+:data:`opalg.spatial.quaternion.UNIT_TOL`) and the normalization is a projection back onto the manifold,
 which the error control absorbs.  The stored samples are renormalized the same way.  The
 right-hand side is that of the raw coordinates (the quaternion-rate ODE), integrated by a scipy
-solver stepped by hand (:func:`opalg._integrate.step_through`): error control, dense output, and
+solver stepped by hand (:func:`opalg.simulate._integrate.step_through`): error control, dense output, and
 a failure keeps every accepted step and says when and why.
 """
 
@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _backend as bk
-from .._integrate import check_span, potential_energy, step_through, tau_at, tau_function
-from ..errors import StateError
-from ..innovations import aba
-from ..kinematics import body_kinematics, check_forces, check_state
-from ..model import Model
-from ..momentum import spatial_momentum
-from ..quaternion import multiply, rotation
+from opalg import _backend as bk
+from opalg.simulate._integrate import check_span, potential_energy, step_through, tau_at, tau_function
+from opalg.errors import StateError
+from opalg.algorithms.aba import aba
+from opalg.model.kinematics import body_kinematics, check_forces, check_state
+from opalg.model.multibody import Model
+from opalg.algorithms.momentum import spatial_momentum
+from opalg.spatial.quaternion import multiply, rotation
 
 
 def normalized(model: Model, q: np.ndarray) -> np.ndarray:

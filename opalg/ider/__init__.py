@@ -3,7 +3,7 @@ r"""Ider (1990): the redundant planar 3-link arm with a prescribed end-effector 
 S. K. Ider, "Modeling of control forces for kinematical constraints in the
 dynamics of multibody systems — a new approach", NASA workshop proceedings,
 pp. 382–393 (section 4).  The arm is an opalg model (so ℳ and the bias come
-from the operator core); the constrained dynamics are :mod:`opalg.constrained`.
+from the operator core); the constrained dynamics are :mod:`opalg.algorithms.constrained`.
 
 Decisions on the paper's open points:
 
@@ -16,7 +16,7 @@ Decisions on the paper's open points:
   initial position at θ0 = (60°, −10°, −90°) (the paper prints it rounded);
 * **initial speeds**: y2 = 0 and (y1, y3) solved from B(θ0) y = (v_A, 0), which
   gives the paper's rounded (0.386, 0, −0.9618) rad/s;
-* **sign of v**: applied forces, τ = Zᵀ v (see :mod:`opalg.constrained`).
+* **sign of v**: applied forces, τ = Zᵀ v (see :mod:`opalg.algorithms.constrained`).
 
 Modules: :mod:`opalg.ider.geometry` (the arm, its tip path and the constraint B, h,
 re-derived), :mod:`opalg.ider.singular` (how a run ends when it cannot go on), this one
@@ -32,19 +32,21 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .. import dynamics
-from ..constrained import InfeasibleDirections, conditioning, force_directions, solve_augmented, solve_reduced
-from ..constrained_passes import conditioning_passes, solve_passes
-from ..errors import StateError
-from ._inputs import _real, _settings
+from opalg.algorithms.crba import crba
+from opalg.algorithms.rnea import bias
+from opalg.algorithms.constrained import (
+    InfeasibleDirections, conditioning, force_directions, solve_augmented, solve_reduced)
+from opalg.algorithms.constrained_passes import conditioning_passes, solve_passes
+from opalg.errors import StateError
+from opalg.ider._inputs import _real, _settings
 # The arm's parameters and kinematics (opalg.ider.geometry) are public names of opalg.ider too.
-from .geometry import _tip_terms
-from .geometry import (  # noqa: F401
+from opalg.ider.geometry import _tip_terms
+from opalg.ider.geometry import (
     INERTIAS, LENGTHS, MASSES, THETA0, TIP0, V_A, arm, initial_speeds, joint_points, path, reach_measure, tip,
     tip_bias, tip_jacobian)
-from .singular import _NUMERICAL, _diagnosis, _reach_time, _singular_time
+from opalg.ider.singular import STOP_TOL, _NUMERICAL, _diagnosis, _reach_time, _singular_time
 # Why a run stops, as series to plot (the panel's κ(t) axis).
-from .feasibility import FeasibilitySeries, display_limits, kappa_series  # noqa: F401
+from opalg.ider.feasibility import FeasibilitySeries, display_limits, kappa_series  # noqa: F401
 
 
 #: Control-force directions of the widget presets (None: the conventional model Z = B).
@@ -55,11 +57,6 @@ PRESETS = {
     "no motor at joint 3": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
 }
 
-#: Default threshold of the feasibility measure (:func:`opalg.constrained.conditioning`) at
-#: which a run stops as singular: the
-#: required forces grow like 1/κ, so at 1e-3 a choice is already practically infeasible
-#: (hundreds to thousands of N·m here) and the integrator would crawl to go further.
-STOP_TOL = 1e-3
 
 
 def _is_conventional(A) -> bool:
@@ -90,7 +87,7 @@ class IderResult:
     ``tau`` (N·m): joint moments a motor applies, τ = M ẏ + Q − F = Zᵀ v;
     ``v``: applied force magnitudes (λ for the conventional model, μ for control forces);
     ``tip`` (m) and ``tip_error`` (m, distance from the path); ``conditioning``:
-    :func:`opalg.constrained.conditioning` (1 best, 0 singular).  ``status``:
+    :func:`opalg.algorithms.constrained.conditioning` (1 best, 0 singular).  ``status``:
     ``"completed"``, ``"singular"`` (stopped at a singularity: of the control
     directions, or of B as the path leaves the arm's reach) or ``"failed"`` (the
     integrator gave up); ``message`` names the time and the reason; ``t_fail`` is
@@ -126,7 +123,7 @@ def _dynamics(model, Zc, formulation, stab, t, q, y, check=True):
     Z = B if Zc is None else Zc
     if formulation == "passes":
         return solve_passes(model, q, y, B, h, Z, check=check), None, None, B, Z
-    Mq, Qv = dynamics.crba(model, q), dynamics.bias(model, q, y)
+    Mq, Qv = crba(model, q), bias(model, q, y)
     solve = solve_augmented if formulation == "augmented" else solve_reduced
     return solve(Mq, Qv, np.zeros(3), B, h, Z, check=check), Mq, Qv, B, Z
 
@@ -152,7 +149,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         Magnitude (m/s²) of gravity along −y; 0 (default) is a horizontal plane.
     formulation : {"augmented", "reduced", "passes"}
         Eq. 17, eqs. 18–19, or the Schur complement from O(n) innovations passes, no
-        dense ℳ (:func:`~opalg.constrained_passes.solve_passes`, :func:`~opalg.constrained_passes.conditioning_passes`).
+        dense ℳ (:func:`~opalg.algorithms.constrained_passes.solve_passes`, :func:`~opalg.algorithms.constrained_passes.conditioning_passes`).
     t_eval : array_like, optional
         Output times (default 201 points over [0, t_end]).
     stabilization : None or (alpha, beta)
@@ -161,7 +158,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         Integrator tolerances (0 < rtol < 1, atol > 0).
     stop_tol : float
         In (0, 1): the run stops (terminal ``solve_ivp`` events) when the feasibility measure
-        :func:`opalg.constrained.conditioning` or :func:`reach_measure` falls to it, so it
+        :func:`opalg.algorithms.constrained.conditioning` or :func:`reach_measure` falls to it, so it
         never integrates through a singularity.
     refine : bool
         After such a stop, locate the singularity itself (``t_singular``; ~1 s more).
@@ -199,7 +196,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         Z = B if Zc is None else Zc
         if formulation == "passes":
             return conditioning_passes(model, q, B, Z)
-        return conditioning(dynamics.crba(model, q), B, Z)
+        return conditioning(crba(model, q), B, Z)
 
     if (k0 := kappa(q0)) <= stop_tol:
         raise InfeasibleDirections(

@@ -1,7 +1,7 @@
 """Regenerate the Ider (1990) figures: ``python -m opalg.ider [--outdir DIR]``.
 
 Writes, deterministically (fixed sampling, Agg PNGs without software metadata, at the
-notebooks' :data:`opalg.display.DPI` with a tight bounding box — the same bytes the notebook
+notebooks' :data:`opalg.course.display.DPI` with a tight bounding box — the same bytes the notebook
 shows):
 
 * ``ider_fig2_displacements.png`` — Δθ_i (deg) for both methods (paper Fig. 2);
@@ -20,8 +20,8 @@ from __future__ import annotations
 import argparse
 import pathlib
 
-from ..display import png_bytes
-from .figures import plot_configurations, plot_series, runs, write_csv
+from opalg.course.display import png_bytes
+from opalg.ider.figures import plot_configurations, plot_series, runs, write_csv
 
 FIGURES = ("ider_fig2_displacements.png", "ider_fig3_rates.png", "ider_fig4_moments.png",
            "ider_fig5_configurations.png")

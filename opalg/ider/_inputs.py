@@ -7,8 +7,8 @@ import numbers
 
 import numpy as np
 
-from .. import _backend as bk
-from ..errors import StateError
+from opalg import _backend as bk
+from opalg.errors import StateError
 
 def _real(x, name: str, expect: str, ok=lambda v: True) -> float:
     """x as a float if it is a real number (never a bool, never a parsed string) with ok(x)."""

@@ -3,7 +3,7 @@ r"""Why a run of :func:`opalg.ider.simulate` stops, as series a picture can show
 Two measures end a run (both in (0, 1], 0 singular), and the panel plots both against the
 stop threshold :data:`opalg.ider.STOP_TOL`:
 
-* κ(t), :func:`opalg.constrained.conditioning` of (ℳ(θ), B(θ), Z): the cosine of the largest
+* κ(t), :func:`opalg.algorithms.constrained.conditioning` of (ℳ(θ), B(θ), Z): the cosine of the largest
   principal angle between the rows of B and of the force directions Z in the ℳ⁻¹ metric.  The
   Schur complement S = B ℳ⁻¹ Zᵀ of the augmented system is singular exactly when κ = 0, and
   the forces grow like 1/κ on the way there;
@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import StateError
-from .geometry import reach_measure
+from opalg.errors import StateError
+from opalg.ider.geometry import reach_measure
+from opalg.ider.singular import STOP_TOL
 
 __all__ = ["FeasibilitySeries", "kappa_series", "display_limits"]
 
@@ -44,7 +45,7 @@ class FeasibilitySeries:
 def kappa_series(result, stop_tol: float | None = None) -> FeasibilitySeries:
     r"""The feasibility measures along a run: κ(t), ρ(t), the threshold and the stop time.
 
-    κ is the sampled :func:`opalg.constrained.conditioning` the run carries
+    κ is the sampled :func:`opalg.algorithms.constrained.conditioning` the run carries
     (``result.conditioning``, evaluated at each sample by :func:`opalg.ider.simulate`: the
     measure its stop event watches, κ = σ_min(Q_Bᵀ Q_Z) with Q_B, Q_Z orthonormal bases of
     the rows of B L⁻ᵀ and Z L⁻ᵀ, ℳ = L Lᵀ); ρ = σ_min/σ_max of B(θ) is evaluated here at each
@@ -66,7 +67,6 @@ def kappa_series(result, stop_tol: float | None = None) -> FeasibilitySeries:
     >>> r.status, s.stop_tol, bool(s.kappa.min() > s.stop_tol), round(s.t_stop, 3)
     ('singular', 0.001, True, 0.259)
     """
-    from . import STOP_TOL
 
     if not hasattr(result, "conditioning") or not hasattr(result, "q"):
         raise TypeError(f"kappa_series needs an IderResult, got {type(result).__name__}")

@@ -1,8 +1,8 @@
 r"""The Ider (1990) figures: the two runs of section 4 and Figures 2–5, plus an animation of the arm.
 
 One source for the notebook (``notebooks/08_ider_control_forces.ipynb`` shows these figures
-through :func:`opalg.display.show`) and for the figure script ``python -m opalg.ider``, which
-writes the same PNG bytes to ``figures/`` (:func:`opalg.display.png_bytes`).
+through :func:`opalg.course.display.show`) and for the figure script ``python -m opalg.ider``, which
+writes the same PNG bytes to ``figures/`` (:func:`opalg.course.display.png_bytes`).
 
 * :func:`runs` — the conventional run (Z = B) and the control-force run of eq. 24
   (A = [[0, 1, 0], [0, 0, 1]]: no motor at joint 1), sampled at :data:`T_EVAL`;
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import PRESETS, THETA0, IderResult, joint_points, path, simulate
+from opalg.ider import PRESETS, THETA0, IderResult, joint_points, path, simulate
 
 #: The paper's control-force directions (eq. 24): no motor at joint 1.
 A_PAPER = PRESETS["no motor at joint 1"]
@@ -182,7 +182,7 @@ def frame_indices(n_samples: int, frames: int) -> np.ndarray:
 
 
 def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int = 30):
-    """A ``FuncAnimation`` of the arm while its tip follows the path (for :func:`opalg.display.animate`).
+    """A ``FuncAnimation`` of the arm while its tip follows the path (for :func:`opalg.course.display.animate`).
 
     The frames are the panel's arm picture (:class:`opalg.ider.panel_plots.ArmFrames`, one
     drawing whose links, tip trace, ghost and title move): the tip path, the initial
@@ -213,7 +213,7 @@ def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int 
     """
     from matplotlib.animation import FuncAnimation
 
-    from .panel_plots import ArmFrames
+    from opalg.ider.panel_plots import ArmFrames
 
     idx = frame_indices(len(ctrl.t), frames)
     arm = ArmFrames(ctrl, ghost=conv)

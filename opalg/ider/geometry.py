@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import builders
-from ..errors import StateError
-from ._inputs import _real
+from opalg.model import builders
+from opalg.errors import StateError
+from opalg.ider._inputs import _real
 
 LENGTHS = (1.0, 1.0, 1.0)
 MASSES = (30.0, 18.0, 18.0)

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import PRESETS, _real, simulate
-from ..constrained import InfeasibleDirections
-from ..errors import StateError
-from .panel_plots import ArmFrames, draw, draw_arm  # noqa: F401  (the panel's pictures, re-exported)
-from .panel_plots import _frame_canvas
+from opalg.ider import PRESETS, _real, simulate
+from opalg.algorithms.constrained import InfeasibleDirections
+from opalg.errors import StateError
+from opalg.ider.panel_plots import (  # noqa: F401  (the panel's pictures, re-exported)
+    ArmFrames, draw, draw_arm)
+from opalg.ider.panel_plots import _frame_canvas
 
 CUSTOM = "custom A"
 CHOICES = list(PRESETS) + [CUSTOM]

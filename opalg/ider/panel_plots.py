@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .feasibility import display_limits, kappa_series
-from .geometry import THETA0, joint_points, path
+from opalg.ider.feasibility import display_limits, kappa_series
+from opalg.ider.geometry import THETA0, joint_points, path
 
 __all__ = ["draw", "draw_arm", "ArmFrames", "GHOST_LABEL"]
 
@@ -237,7 +237,7 @@ def _frame_canvas():
     everything, and the PNG is written from it right after; sharing keeps its caches (the
     laid-out text, the parsed mathtext) warm from one figure of the panel to the next, where a
     new renderer would lay out and parse all of it again.  (The redundant render matplotlib asks
-    for after each animation frame is skipped by :func:`opalg.display.animation_html`.)
+    for after each animation frame is skipped by :func:`opalg.course.display.animation_html`.)
     """
     global _FrameCanvasClass
     if _FrameCanvasClass is None:

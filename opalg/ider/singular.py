@@ -7,10 +7,17 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .. import dynamics
-from ..constrained import conditioning
-from ..errors import OpalgError
-from .geometry import LENGTHS, path, reach_measure, tip, tip_jacobian
+from opalg.algorithms.crba import crba
+from opalg.algorithms.constrained import conditioning
+from opalg.errors import OpalgError
+from opalg.ider.geometry import LENGTHS, path, reach_measure, tip, tip_jacobian
+
+
+#: Default threshold of the feasibility measure (:func:`opalg.algorithms.constrained.conditioning`) at
+#: which a run stops as singular: the
+#: required forces grow like 1/κ, so at 1e-3 a choice is already practically infeasible
+#: (hundreds to thousands of N·m here) and the integrator would crawl to go further.
+STOP_TOL = 1e-3
 
 #: Errors of one right-hand-side evaluation that make the solver reject the step and retry
 #: smaller (a trial stage beyond a singularity); a run that cannot recover reports them.
@@ -76,7 +83,7 @@ def _reach_time(t0: float) -> float | None:
 def _diagnosis(model, Zc, x, trouble, t_fail) -> str:
     """The likely reason an integration failed, read off the last state it reached."""
     q, B = x[:3], tip_jacobian(x[:3])
-    kappa, mu = conditioning(dynamics.crba(model, q), B, B if Zc is None else Zc), reach_measure(q)
+    kappa, mu = conditioning(crba(model, q), B, B if Zc is None else Zc), reach_measure(q)
     rates = f"joint rates up to {np.abs(x[3:]).max():.3g} rad/s"
     text = ""
     if trouble and trouble[0][0] >= t_fail:  # raised in the step the solver could not complete

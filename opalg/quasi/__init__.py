@@ -12,10 +12,10 @@ docs/REFERENCE.md J1–J8.  In ν the kinetic energy is block diagonal,
 
 from __future__ import annotations
 
-from .accel import nu_dot, nu_dot_from_qdd
-from .ider_nu import NuConstraints, schur_in_nu
-from .simulate import QuasiSimulation, simulate
-from .rates import ArticulatedRates, articulated_rates
-from .velocities import nu, qd_from_nu
+from opalg.quasi.accel import nu_dot, nu_dot_from_qdd
+from opalg.quasi.ider_nu import NuConstraints, schur_in_nu
+from opalg.quasi.simulate import QuasiSimulation, simulate
+from opalg.quasi.rates import ArticulatedRates, articulated_rates
+from opalg.quasi.velocities import nu, qd_from_nu
 
 __all__ = ["ArticulatedRates", "articulated_rates", "nu", "nu_dot", "nu_dot_from_qdd", "qd_from_nu", "QuasiSimulation", "simulate", "NuConstraints", "schur_in_nu"]

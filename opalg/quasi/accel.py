@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend as bk
-from ..errors import StateError
-from ..kinematics import Kinematics, body_kinematics, chunked
-from ..model import Model
-from ..riccati import Articulated, articulated
-from ..spatial import cross_motion
-from .rates import ArticulatedRates, rates_pass
-from .velocities import minus_G_star, stack
+from opalg import _backend as bk
+from opalg.errors import StateError
+from opalg.model.kinematics import Kinematics, body_kinematics, chunked
+from opalg.model.multibody import Model
+from opalg.algorithms.riccati import Articulated, articulated
+from opalg.spatial.vectors import cross_motion
+from opalg.quasi.rates import ArticulatedRates, rates_pass
+from opalg.quasi.velocities import minus_G_star, stack
 
 FORMS = ("dynamic", "kinematic")
 GRAVITY_AS = ("body", "base")
@@ -168,7 +168,7 @@ def nu_dot(model: Model, q, qd, tau, f_ext=None, gravity: bool = True, form: str
 
 def _aba(model, q, qd, tau, f_ext, gravity):
     """θ̈ by the ABA on arrays already checked (the undecorated :func:`opalg.aba`)."""
-    from ..innovations import aba
+    from opalg.algorithms.aba import aba
     return aba.__wrapped__(model, q, qd, tau, f_ext, gravity)
 
 

@@ -1,6 +1,6 @@
 r"""Ider's constrained system in quasi-velocity coordinates y = ν (docs/REFERENCE.md J8).
 
-Ider's formulation (:mod:`opalg.constrained`) allows generalized speeds y with q̇ = T(q)y.
+Ider's formulation (:mod:`opalg.algorithms.constrained`) allows generalized speeds y with q̇ = T(q)y.
 With y = ν, T = (I + HφK)^{-*} = L⁻* (J3), and the system's matrices become
 
 .. math::
@@ -10,7 +10,7 @@ so the feasibility Schur complement is block-diagonal work,
 
 .. math:: S_y = B_y D^{-1} Z_y^* = B L^{-*} D^{-1} L^{-1} Z^* = B ℳ^{-1} Z^* .
 
-S, and the conditioning measure of :func:`opalg.constrained.conditioning` (the principal
+S, and the conditioning measure of :func:`opalg.algorithms.constrained.conditioning` (the principal
 angles between B and Z in the M⁻¹ metric), are invariant under the change of speeds.
 B_y* = L⁻¹B* = (I − HψK)B* (E7) is one inward innovations pass per row of B: the
 innovations ε of the forces B* with a = b = 0.
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import StateError
-from ..kinematics import body_kinematics, check_state
-from ..model import Model
-from ..riccati import Articulated, articulated
+from opalg.errors import StateError
+from opalg.model.kinematics import body_kinematics, check_state
+from opalg.model.multibody import Model
+from opalg.algorithms.riccati import Articulated, articulated
 
 
 @dataclass
@@ -96,7 +96,7 @@ def schur_in_nu(model: Model, q, B, Z) -> NuConstraints:
     q : array_like, shape (N,)
     B, Z : array_like, shape (c, N)
         Constraint normals and applied-force directions (Ider eq. 14; see
-        :mod:`opalg.constrained`).
+        :mod:`opalg.algorithms.constrained`).
 
     Returns
     -------

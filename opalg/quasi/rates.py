@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _backend as bk
-from ..kinematics import Kinematics, body_kinematics, check_state, overflow_guard, broadcast_batch
-from ..model import Model
-from ..riccati import Articulated, articulated
-from ..spatial import crm
+from opalg import _backend as bk
+from opalg.model.kinematics import Kinematics, body_kinematics, check_state, overflow_guard, broadcast_batch
+from opalg.model.multibody import Model
+from opalg.algorithms.riccati import Articulated, articulated
+from opalg.spatial.vectors import crm
 
 
 @dataclass

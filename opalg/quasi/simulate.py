@@ -14,17 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _backend as bk
-from .._checks import refuse_free
-from .._integrate import check_span, potential_energy, step_through, tau_at, tau_function
-from ..errors import StateError
-from ..kinematics import Kinematics, body_kinematics, check_state
-from ..model import Model
-from ..riccati import articulated
-from ..spatial import cross_force, cross_motion
-from .accel import dynamic_pass
-from .rates import rates_pass
-from .velocities import qd_pass, stack
+from opalg import _backend as bk
+from opalg.model._checks import refuse_free
+from opalg.simulate._integrate import check_span, potential_energy, step_through, tau_at, tau_function
+from opalg.errors import StateError
+from opalg.model.kinematics import Kinematics, body_kinematics, check_state
+from opalg.model.multibody import Model
+from opalg.algorithms.riccati import articulated
+from opalg.spatial.vectors import cross_force, cross_motion
+from opalg.quasi.accel import dynamic_pass
+from opalg.quasi.rates import rates_pass
+from opalg.quasi.velocities import qd_pass, stack
 
 
 @dataclass

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend as bk
-from ..kinematics import Kinematics, body_kinematics, chunked
-from ..model import Model
-from ..riccati import Articulated, articulated
+from opalg import _backend as bk
+from opalg.model.kinematics import Kinematics, body_kinematics, chunked
+from opalg.model.multibody import Model
+from opalg.algorithms.riccati import Articulated, articulated
 
 
 def minus_G_star(art: Articulated, k: int, x: np.ndarray) -> np.ndarray:

@@ -44,15 +44,16 @@ T = (0, 1, 1, 1, 2) with the suite's own illustrative bodies, hinges, springs an
 the drawing helpers).
 """
 
-from .data import Body, Hinge, RootMotion, Tx, Tz, t
-from .examples import (COLOURS, ROLES, DeploymentSetup, box_inertia, box_outlines, deployable_example,
-                       deployment_setup, draw_outlines)
-from .model_route import ROOT_NAMES, carriers, root_state, to_model
-from .free_root import (FREE_COLOURS, FREE_ROLES, euler_jacobian, free_bodies, free_root_model, free_state,
-                        operator_poses)
-from .free_run import FreeDeployment, free_deployment
-from .numeric import SingularConfiguration, Trajectory, pose_function, simulate
-from .tree import TreeSystem
+from opalg.symbolic.data import Body, Hinge, RootMotion, Tx, Tz, t
+from opalg.symbolic.examples import (
+    COLOURS, ROLES, DeploymentSetup, box_inertia, box_outlines, deployable_example, deployment_setup,
+    draw_outlines)
+from opalg.symbolic.model_route import ROOT_NAMES, carriers, root_state, to_model
+from opalg.symbolic.free_root import (
+    FREE_COLOURS, FREE_ROLES, euler_jacobian, free_bodies, free_root_model, free_state, operator_poses)
+from opalg.symbolic.free_run import FreeDeployment, free_deployment
+from opalg.symbolic.numeric import SingularConfiguration, Trajectory, pose_function, simulate
+from opalg.symbolic.tree import TreeSystem
 
 __all__ = ["COLOURS", "Body", "DeploymentSetup", "FREE_COLOURS", "FREE_ROLES", "FreeDeployment", "Hinge",
            "ROLES", "ROOT_NAMES", "RootMotion", "SingularConfiguration", "Trajectory", "TreeSystem", "Tx", "Tz",

@@ -1,7 +1,7 @@
 """Regenerate the deployment figures of the 1998 tree: ``python -m opalg.symbolic [--outdir DIR]``.
 
 Writes, deterministically (fixed sampling, Agg PNGs without software metadata, by
-:func:`opalg.display.png_bytes`: the notebooks' DPI, a tight bounding box):
+:func:`opalg.course.display.png_bytes`: the notebooks' DPI, a tight bounding box):
 
 * ``deployment_strip.png`` — top views of the mechanism from stowed to open;
 * ``deployment_angles.png`` — hinge angles (deg) on a fixed root and on a root spinning at
@@ -27,9 +27,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ..display import png_bytes  # noqa: E402
-from . import (ROLES, RootMotion, box_outlines, deployable_example, deployment_setup, draw_outlines,  # noqa: E402
-               pose_function, t)
+from opalg.course.display import png_bytes  # noqa: E402
+from opalg.symbolic import (
+    ROLES, RootMotion, box_outlines, deployable_example, deployment_setup, draw_outlines, pose_function, t)
 
 T_EVAL = np.linspace(0.0, 30.0, 301)
 SPIN = 0.1

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, StateError
+from opalg.errors import ModelError, StateError
 
 #: The time symbol of prescribed root motion (:class:`RootMotion`) and of time-dependent forces.
 t = sp.Symbol("t", real=True)

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ModelError, StateError
-from .data import Body, Hinge
-from .tree import TreeSystem
+from opalg.errors import ModelError, StateError
+from opalg.symbolic.data import Body, Hinge
+from opalg.symbolic.tree import TreeSystem
 
 #: Roles of the bodies of the 5-body example (0 = the root B0).  The suite's own illustrative
 #: choice: the 1998 scan gives only the topology T = (0, 1, 1, 1, 2), not what the bodies are.

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError, StateError
-from .data import is_free_hinge
-from .model_route import to_model
+from opalg.errors import ModelError, StateError
+from opalg.symbolic.data import is_free_hinge
+from opalg.symbolic.model_route import to_model
 
 #: Roles and fill colours of the free-truss deployable's bodies (the truss is body 1 there).
 FREE_ROLES = {1: "truss B1", 2: "platform B2", 3: "inner panel B3", 4: "boom B4", 5: "radiator B5",
@@ -77,8 +77,8 @@ def free_root_model(system):
     >>> model.names, model.nq, model.nv, model.free_bodies
     (('B1', 'H2_1'), 8, 7, (0,))
     """
-    from ..free_joint import FreeJoint
-    from ..model import Model
+    from opalg.model.free_joint import FreeJoint
+    from opalg.model.multibody import Model
 
     free, keep, carrier, first = _layout(system)
     base = to_model(system)
@@ -193,7 +193,7 @@ def free_state(system, q, qd) -> tuple[np.ndarray, np.ndarray]:
     >>> q.round(6).tolist(), (v.round(12) + 0.0).tolist()          # ṗ = e_z is the body's +y
     ([1.0, 2.0, 3.0, 0.707107, 0.0, 0.0, 0.707107], [0.0, 0.0, 0.0, 0.0, 1.0, 0.0])
     """
-    from ..quaternion import multiply
+    from opalg.spatial.quaternion import multiply
 
     free, keep, carrier, _ = _layout(system)
     q, qd = _vector(q, system.N, "q").real, _vector(qd, system.N, "qd").real
@@ -227,7 +227,7 @@ def operator_poses(system, model=None):
     >>> bool(np.allclose(Ro, Rs, atol=1e-14) and np.allclose(po, ps, atol=1e-14))
     True
     """
-    from ..kinematics import body_poses
+    from opalg.model.kinematics import body_poses
 
     model = free_root_model(system) if model is None else model
     _, keep, carrier, _ = _layout(system)

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import StateError
-from .examples import deployable_example, deployment_setup
-from .free_root import free_root_model, free_state, operator_poses
+from opalg.errors import StateError
+from opalg.symbolic.examples import deployable_example, deployment_setup
+from opalg.symbolic.free_root import free_root_model, free_state, operator_poses
 
 
 def _hinge_torques(system, model, setup):
@@ -106,8 +106,8 @@ def free_deployment(t_end: float = 2.0, n_out: int = 21, euler: bool = True, sys
     >>> bool(run.truss_angle[-1] > 1e-2)                 # the truss really turns
     True
     """
-    from ..floating.simulate import simulate
-    from ..quaternion import log_free
+    from opalg.floating.simulate import simulate
+    from opalg.spatial.quaternion import log_free
 
     t_end = float(t_end) if isinstance(t_end, (int, float, np.floating, np.integer)) else None
     if t_end is None or not np.isfinite(t_end) or t_end <= 0:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, StateError
-from .data import ROOT_CHAIN, check_subs, is_free_hinge, scalar, t
+from opalg.errors import ModelError, StateError
+from opalg.symbolic.data import ROOT_CHAIN, check_subs, is_free_hinge, scalar, t
 
 ROOT_NAMES = ("Z0_1", "Z0_2", "Z0_3", "H0_1", "H0_2", "H0_3")
 
@@ -62,7 +62,7 @@ def to_model(system, with_root: bool = False):
     >>> bool(np.allclose(M, opalg.crba(model, q), rtol=0, atol=1e-12 * abs(M).max()))
     True
     """
-    from ..model import Inertia, Joint, Model
+    from opalg.model.multibody import Inertia, Joint, Model
 
     if with_root and system.root is None:
         raise StateError("with_root=True needs a prescribed root (TreeSystem(..., base=RootMotion(...)))"

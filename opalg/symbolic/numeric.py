@@ -19,9 +19,9 @@ import scipy.linalg
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from .. import _backend as bk
-from ..errors import ModelError, SingularConfigurationError, StateError
-from .data import as_matrix, check_subs, scalar, t
+from opalg import _backend as bk
+from opalg.errors import ModelError, SingularConfigurationError, StateError
+from opalg.symbolic.data import as_matrix, check_subs, scalar, t
 
 #: The old name (opalg.symbolic.SingularConfiguration): a singular configuration of a valid system.
 SingularConfiguration = SingularConfigurationError

@@ -21,7 +21,7 @@ from operator import matmul as mm
 
 import sympy as sp
 
-from .data import hinge_terms, t
+from opalg.symbolic.data import hinge_terms, t
 
 
 def recursive_bias(system) -> sp.Matrix:

@@ -19,9 +19,10 @@ from operator import matmul as mm
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError, StateError
-from .data import (_ROT, ROOT_CHAIN, Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body,  # noqa: F401
-                   check_hinge, check_root, check_topology, hinge_terms, scalar, skew, t)
+from opalg.errors import ModelError, StateError
+from opalg.symbolic.data import (
+    _ROT, ROOT_CHAIN, Body, Hinge, RootMotion, Tx, Tz, as_matrix, check_body, check_hinge, check_root,
+    check_topology, hinge_terms, scalar, skew, t)
 
 
 class TreeSystem:
@@ -271,7 +272,7 @@ class TreeSystem:
             t0 = time.perf_counter()
             qd, kin = sp.Matrix(self.qd), self.kinematics()
             if method == "recursive":
-                from .recursive_bias import recursive_bias
+                from opalg.symbolic.recursive_bias import recursive_bias
                 B = recursive_bias(self)
             elif method == "lagrange":
                 p = mm(M, qd)
@@ -377,18 +378,18 @@ class TreeSystem:
         >>> Mf(np.zeros(6)).shape, bf(np.zeros(6), np.zeros(6)).shape
         ((6, 6), (6,))
         """
-        from .numeric import lambdify_system
+        from opalg.symbolic.numeric import lambdify_system
         return lambdify_system(self, subs, with_bias, method)
 
     def to_model(self, with_root: bool = False):
         """The same system as an opalg Model (one single-axis body per coordinate, label = q
         index, massless intermediate frames); ``with_root=True`` prepends the six axes of a
         prescribed root.  See :func:`opalg.symbolic.model_route.to_model`."""
-        from .model_route import to_model
+        from opalg.symbolic.model_route import to_model
         return to_model(self, with_root)
 
     def simulate(self, q0, qd0, t_span, **kwargs):
         """Integrate ``M q̈ = Q − bias`` with scipy's solve_ivp; see
         :func:`opalg.symbolic.numeric.simulate` for the arguments and the energy check."""
-        from .numeric import simulate
+        from opalg.symbolic.numeric import simulate
         return simulate(self, q0, qd0, t_span, **kwargs)

@@ -1,0 +1,1 @@
+r"""The one way to simulate: :func:`integrate` (the integrator seam) and :class:`Trajectory`."""
