@@ -7,6 +7,7 @@ articulated-body Riccati sweep; its pivot tests :mod:`~opalg.algorithms.pivots`)
 :mod:`~opalg.algorithms.operational` (Jacobians, Λ⁻¹), :mod:`~opalg.algorithms.constrained` and
 :mod:`~opalg.algorithms.constrained_passes` (Ider's control forces, dense and by passes),
 :mod:`~opalg.algorithms.tree_sparse` and :mod:`~opalg.algorithms.ltdl` (ℳ's sparsity and its
-factor), :mod:`~opalg.algorithms.momentum`.  The functions themselves are re-exported by
+factor), :mod:`~opalg.algorithms.momentum`, and :mod:`~opalg.algorithms.kkt`, the dense
+saddle-point solve every constrained route is checked against.  The functions themselves are re-exported by
 :mod:`opalg` (``opalg.aba``, ``opalg.crba`` ...); here each module keeps its algorithm's name.
 """

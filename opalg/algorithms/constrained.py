@@ -50,7 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from opalg import _backend as bk
-from opalg.errors import InfeasibleDirections, StateError  # noqa: F401  (InfeasibleDirections: the old home)
+from opalg.algorithms.kkt import kkt_solve
+from opalg.errors import InfeasibleDirections, SingularConfigurationError, StateError  # noqa: F401  (InfeasibleDirections: the old home)
 
 
 #: Default threshold of :func:`conditioning` below which a choice counts as singular.
@@ -240,16 +241,11 @@ def solve_augmented(M, Q, F, B, h, Z, check: bool = True) -> Solution:
     M, Q, F, B, h, Z = _system(M, Q, F, B, h, Z)
     if check:
         _check_feasible(M, B, Z, "augmented matrix")
-    c, n = B.shape
-    K = np.zeros((n + c, n + c))
-    K[:n, :n] = M
-    K[:n, n:] = -Z.T
-    K[n:, :n] = B
-    try:
-        x = np.linalg.solve(K, np.concatenate([F - Q, h]))
-    except np.linalg.LinAlgError:
+    try:   # the events of a run watch κ, so only LU's exact zero pivot is tested here
+        ydot, v = kkt_solve(M, B, F - Q, h, -Z, rcond=None)
+    except SingularConfigurationError:
         raise InfeasibleDirections("augmented matrix is exactly singular") from None
-    return Solution(x[:n], x[n:])
+    return Solution(ydot, v)
 
 
 def null_complement(Z: np.ndarray) -> np.ndarray:

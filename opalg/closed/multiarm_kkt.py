@@ -22,6 +22,7 @@ from opalg.errors import SingularConfigurationError, StateError
 from opalg.model.kinematics import body_poses
 from opalg.algorithms.operational import frame_jacobian
 from opalg.spatial.vectors import crf
+from opalg.algorithms.kkt import kkt_solve as dense_kkt
 from opalg.closed._blocks import vector6 as _vector6
 from opalg.closed.grasp import frame_drift
 
@@ -53,9 +54,9 @@ def kkt_solve(system, qs, qds, taus, f_o=None, gravity: bool = True):
     k = Pi.shape[0]
     sizes = [arm.ndof for arm in system.arms]
     N = sum(sizes)
-    n_all = N + 6 + k * m
-    K = np.zeros((n_all, n_all))
-    rhs = np.zeros(n_all)
+    n, c = N + 6, k * m
+    Mt, Bt = np.zeros((n, n)), np.zeros((c, n))           # blkdiag(ℳ_arms, M_o) and [J, −A*]
+    r_, h = np.zeros(n), np.zeros(c)
     # object pose and velocity from arm 0's grasp frame
     R0, p0 = body_poses(system.arms[0], qs[0])
     g0 = system.grasps[0]
@@ -68,28 +69,24 @@ def kkt_solve(system, qs, qds, taus, f_o=None, gravity: bool = True):
     if f_o is not None:
         b_o = b_o - _vector6(f_o, "f_o")
     io = N
-    K[io:io + 6, io:io + 6] = system.M_o
-    rhs[io:io + 6] = -b_o
+    Mt[io:io + 6, io:io + 6] = system.M_o
+    r_[io:io + 6] = -b_o
     off = 0
     for r, arm in enumerate(system.arms):
         sl = slice(off, off + sizes[r])
-        il = slice(N + 6 + k * r, N + 6 + k * (r + 1))
+        il = slice(k * r, k * (r + 1))
         J = Pi @ frame_jacobian(arm, qs[r], system.grasps[r].frame)
         A_r = system.X_eo[r].T @ Pi.T                        # φ(o, e_r) Πᵀ
-        K[sl, sl] = crba(arm, qs[r])
-        K[sl, il] = J.T
-        rhs[sl] = taus[r] - bias(arm, qs[r], qds[r], gravity=gravity)
-        K[io:io + 6, il] = -A_r
-        K[il, sl] = J
-        K[il, io:io + 6] = -A_r.T
-        rhs[il] = -Pi @ frame_drift(arm, qs[r], qds[r], system.grasps[r].frame)
+        Mt[sl, sl] = crba(arm, qs[r])
+        r_[sl] = taus[r] - bias(arm, qs[r], qds[r], gravity=gravity)
+        Bt[il, sl] = J
+        Bt[il, io:io + 6] = -A_r.T
+        h[il] = -Pi @ frame_drift(arm, qs[r], qds[r], system.grasps[r].frame)
         off += sizes[r]
-    s = np.linalg.svd(K, compute_uv=False)
-    if s[-1] <= s[0] * np.finfo(float).eps * n_all:
-        raise SingularConfigurationError(
-            f"MultiArm.kkt: the KKT matrix is singular (rank {int(np.sum(s > s[0] * 1e-12))} of {n_all}, "
-            f"cond {s[0] / max(s[-1], np.finfo(float).tiny):.1e}); grasp forces statically indeterminate")
-    x = np.linalg.solve(K, rhs)
+    try:
+        x, lam_all = dense_kkt(Mt, Bt, r_, h, rcond=np.finfo(float).eps * (n + c))
+    except SingularConfigurationError as e:
+        raise SingularConfigurationError(f"MultiArm.kkt: {e}; grasp forces statically indeterminate") from None
     qdd = np.split(x[:N], np.cumsum(sizes)[:-1])
-    lam = np.split(x[N + 6:], m)
+    lam = np.split(lam_all, m)
     return list(qdd), [Pi.T @ v for v in lam], lam, x[N:N + 6]

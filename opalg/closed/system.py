@@ -29,6 +29,7 @@ from opalg.model.kinematics import body_kinematics, check_state, overflow_guard
 from opalg.model.multibody import Model
 from opalg.algorithms.operational import omega_frames
 from opalg.algorithms.riccati import articulated
+from opalg.algorithms.kkt import kkt_solve
 from opalg.closed import geometry as geo
 from opalg.closed.assembly import assemble, project
 from opalg.closed.closure import LoopClosure
@@ -260,9 +261,9 @@ class ClosedSystem:
     def kkt(self, q, qd, tau, f_ext=None) -> tuple[np.ndarray, np.ndarray]:
         r"""The dense oracle: solve [[ℳ, G_c*], [G_c, 0]] [θ̈; λ] = [T + ΣJ*f_ext − C; U] (H5).
 
-        ℳ from :func:`opalg.crba`, C from :func:`opalg.bias`, an LU solve per state
-        (``numpy.linalg.solve``); when G_c has dependent rows, the least-squares minimum-norm
-        solution (``numpy.linalg.lstsq``).
+        ℳ from :func:`opalg.crba`, C from :func:`opalg.bias`, the dense solve
+        :func:`opalg.algorithms.kkt.kkt_solve` (an LU solve per state; when G_c has dependent
+        rows, the least-squares minimum-norm solution).
 
         Examples
         --------
@@ -279,22 +280,7 @@ class ClosedSystem:
         U = geo.drift(self.model, kin, self.closures, fr)
         M = crba(self.model, qq)
         C = bias(self.model, qq, qqd, f_ext=f_ext)
-        batch = np.broadcast_shapes(M.shape[:-2], G.shape[:-2], C.shape[:-1], tau.shape[:-1], U.shape[:-1])
-        N, m = self.model.ndof, self.m
-        K = np.zeros(batch + (N + m, N + m))
-        K[..., :N, :N] = M
-        K[..., :N, N:] = bk.mT(G)
-        K[..., N:, :N] = G
-        rhs = np.concatenate([np.broadcast_to(tau - C, batch + (N,)), np.broadcast_to(U, batch + (m,))], -1)
-        sv = np.linalg.svd(G, compute_uv=False)
-        full = sv[..., -1] > self.rcond * sv[..., 0] if m <= N else np.zeros(G.shape[:-2], bool)
-        if np.all(full):
-            x = np.linalg.solve(K, rhs[..., None])[..., 0]
-        else:
-            Kf, rf = K.reshape((-1, N + m, N + m)), rhs.reshape((-1, N + m))
-            x = np.stack([np.linalg.lstsq(Kf[i], rf[i], rcond=None)[0] for i in range(len(Kf))])
-            x = x.reshape(batch + (N + m,))
-        return x[..., :N], x[..., N:]
+        return kkt_solve(M, G, tau - C, U, singular="lstsq", rcond=self.rcond)
 
     # -- assembly and projection (opalg.closed.assembly) -----------------------------
     def assemble(self, q0, tol: float = 1e-12, max_iter: int = 50):
