@@ -31,7 +31,7 @@ import opalg
 from opalg.algorithms.constrained import (
     SINGULAR_TOL, InfeasibleDirections, conditioning, force_directions, null_complement, solve_augmented,
     solve_reduced)
-from opalg.algorithms.constrained_passes import conditioning_passes, schur_columns, solve_passes
+from opalg.algorithms.constrained.passes import conditioning_passes, schur_columns, solve_passes
 from opalg.errors import StateError
 
 from helpers import EPS, Tol, assert_close, cond_tol, measured

@@ -5,7 +5,7 @@ common-frame route :mod:`~opalg.algorithms.crba_world`), :mod:`~opalg.algorithms
 articulated-body Riccati sweep; its pivot tests :mod:`~opalg.algorithms.pivots`),
 :mod:`~opalg.algorithms.aba` (the innovations passes: ABA, ℳ⁻¹, Υ), :mod:`~opalg.algorithms.hybrid`,
 :mod:`~opalg.algorithms.operational` (Jacobians, Λ⁻¹), :mod:`~opalg.algorithms.constrained` and
-:mod:`~opalg.algorithms.constrained_passes` (Ider's control forces, dense and by passes),
+:mod:`~opalg.algorithms.constrained.passes` (Ider's control forces, dense and by passes),
 :mod:`~opalg.algorithms.tree_sparse` and :mod:`~opalg.algorithms.ltdl` (ℳ's sparsity and its
 factor), :mod:`~opalg.algorithms.momentum`, and :mod:`~opalg.algorithms.kkt`, the dense
 saddle-point solve every constrained route is checked against.  The functions themselves are re-exported by

@@ -36,7 +36,7 @@ from opalg.algorithms.crba import crba
 from opalg.algorithms.rnea import bias
 from opalg.algorithms.constrained import (
     InfeasibleDirections, conditioning, force_directions, solve_augmented, solve_reduced)
-from opalg.algorithms.constrained_passes import conditioning_passes, solve_passes
+from opalg.algorithms.constrained.passes import conditioning_passes, solve_passes
 from opalg.errors import StateError
 from opalg.ider._inputs import _real, _settings
 # The arm's parameters and kinematics (opalg.ider.geometry) are public names of opalg.ider too.
@@ -149,7 +149,7 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         Magnitude (m/s²) of gravity along −y; 0 (default) is a horizontal plane.
     formulation : {"augmented", "reduced", "passes"}
         Eq. 17, eqs. 18–19, or the Schur complement from O(n) innovations passes, no
-        dense ℳ (:func:`~opalg.algorithms.constrained_passes.solve_passes`, :func:`~opalg.algorithms.constrained_passes.conditioning_passes`).
+        dense ℳ (:func:`~opalg.algorithms.constrained.passes.solve_passes`, :func:`~opalg.algorithms.constrained.passes.conditioning_passes`).
     t_eval : array_like, optional
         Output times (default 201 points over [0, t_end]).
     stabilization : None or (alpha, beta)

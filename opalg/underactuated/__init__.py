@@ -31,7 +31,7 @@ from opalg import _backend as bk
 from opalg.model._checks import refuse_free
 from opalg.errors import InfeasibleDirections, OpalgError, StateError
 from opalg.algorithms.hybrid import hybrid, hybrid_on, unit_response
-from opalg.algorithms.constrained_passes import conditioning_passes
+from opalg.algorithms.constrained.passes import conditioning_passes
 from opalg.model.kinematics import body_kinematics, check_forces, check_state, overflow_guard
 from opalg.model.multibody import Model
 from opalg.algorithms.riccati import _riccati, check_passive
@@ -128,7 +128,7 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
     ℳ⁻¹S_aᵀ = Θ (ℳ⁻¹)_aa, BΘ = (Bℳ⁻¹S_aᵀ) R: this is Ider's condition with
     Z = S_a, and its scale-free measure κ (:func:`opalg.algorithms.constrained.conditioning`)
     is computed here by ABA passes on the columns of Bᵀ and S_aᵀ
-    (:func:`opalg.algorithms.constrained_passes.conditioning_passes`), without a dense ℳ.
+    (:func:`opalg.algorithms.constrained.passes.conditioning_passes`), without a dense ℳ.
 
     Parameters
     ----------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opalg.algorithms.constrained import Solution, _check_feasible, _matrix, _row_scales, _unit_rows, _vector
+from opalg.algorithms.constrained.dense import Solution, _check_feasible, _matrix, _row_scales, _unit_rows, _vector
 from opalg.errors import InfeasibleDirections, StateError
 from opalg.algorithms.aba import innovations_passes
 from opalg.model.kinematics import body_kinematics, check_state
@@ -61,7 +61,7 @@ def schur_columns(model, q, B, Z) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np, opalg
-    >>> from opalg.algorithms.constrained_passes import schur_columns
+    >>> from opalg.algorithms.constrained.passes import schur_columns
     >>> m = opalg.random_model(5, "tree", seed=0)
     >>> q, B = np.zeros(m.ndof), np.eye(m.ndof)[:2]
     >>> bool(np.allclose(schur_columns(m, q, B, B), np.linalg.inv(opalg.crba(m, q))[:2, :2]))
@@ -90,7 +90,7 @@ def conditioning_passes(model, q, B, Z) -> float:
     --------
     >>> import numpy as np, opalg
     >>> from opalg.algorithms.constrained import conditioning
-    >>> from opalg.algorithms.constrained_passes import conditioning_passes
+    >>> from opalg.algorithms.constrained.passes import conditioning_passes
     >>> m = opalg.random_model(6, "chain", seed=1)
     >>> q = np.random.default_rng(0).normal(size=m.ndof)
     >>> B, Z = np.random.default_rng(1).normal(size=(2, 2, m.ndof))
@@ -132,7 +132,7 @@ def solve_passes(model, q, qd, B, h, Z, F=None, check: bool = True) -> Solution:
     --------
     >>> import numpy as np, opalg
     >>> from opalg.algorithms.constrained import solve_augmented
-    >>> from opalg.algorithms.constrained_passes import solve_passes
+    >>> from opalg.algorithms.constrained.passes import solve_passes
     >>> m = opalg.random_model(5, "tree", seed=3)
     >>> rng = np.random.default_rng(0)
     >>> q, qd = rng.normal(size=(2, m.ndof))

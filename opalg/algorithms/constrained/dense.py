@@ -33,7 +33,7 @@ equivalently the row spaces of ``CᵀM`` and ``B`` meet only in 0.  The
 scale-free measure used here (:func:`conditioning`) is the cosine of the largest
 principal angle between the rows of B and of Z in the M⁻¹ metric.
 
-Without a dense ℳ (for an opalg :class:`~opalg.Model`): :mod:`opalg.algorithms.constrained_passes`
+Without a dense ℳ (for an opalg :class:`~opalg.Model`): :mod:`opalg.algorithms.constrained.passes`
 (``schur_columns``, ``conditioning_passes``, ``solve_passes``) applies ℳ⁻¹ to the columns of
 Bᵀ and Zᵀ with one pair of O(n) innovations passes each (docs/REFERENCE.md E8–E9),
 in agreement with the dense routes here.
