@@ -15,7 +15,8 @@ transforms, inertias, quaternions), :mod:`opalg.model` (joints, the model, its k
 builders, URDF), :mod:`opalg.algorithms` (one module per recursion: RNEA, CRBA, the Riccati
 sweep, ABA, hybrid, operational space, constrained dynamics ...), :mod:`opalg.algebra` (the
 operator objects φ, ℰφ, H, M, P, D, G, K, ψ, Ω and their block algebra), :mod:`opalg.simulate`
-(the one integrator and its :class:`~opalg.simulate.Trajectory`); then the topics
+(the one integrator and its :class:`~opalg.simulate.Trajectory`, below every algorithm that steps
+time); then the topics
 (:mod:`opalg.closed`, :mod:`opalg.quasi`, :mod:`opalg.fijany`, :mod:`opalg.flex`,
 :mod:`opalg.floating`, :mod:`opalg.symbolic`, :mod:`opalg.underactuated`, :mod:`opalg.ider`)
 and what serves the notebooks (:mod:`opalg.course`) and the oracle (:mod:`opalg.pinocchio_bridge`).
