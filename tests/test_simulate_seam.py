@@ -216,21 +216,18 @@ def test_exception_in_event_and_t_eval_samples_kept():
 def test_nan_derivative_ends_the_run_promptly(method):
     def rhs(t, y):
         return -y if t <= 0.3 else np.full(1, np.nan)
-    start = time.monotonic()
     sol = integrate(rhs, [1.0], (0.0, 2.0), method=method)
     assert_failed_short(sol, 2.0)
     assert "returned a non-finite derivative" in sol.message and sol.t_stop <= 0.3
     # at most a few dozen steps (measured 1-38): a crawl towards 0.3 would take thousands
-    assert sol.nsteps < 200 and time.monotonic() - start < 2.0
+    assert sol.nsteps < 200
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_finite_time_blow_up_ends_quickly(method):
     """ẏ = y², y(0) = 1: y = 1/(1 − t).  The run ends near t = 1 with what it computed."""
-    start = time.monotonic()
     with np.errstate(over="ignore"):
         sol = integrate(lambda t, y: y ** 2, [1.0], (0.0, 2.0), method=method)
-    elapsed = time.monotonic() - start
     assert_failed_short(sol, 2.0)
     assert ("solver failed: Required step size" in sol.message       # the solver's own failure
             or "non-finite derivative" in sol.message)                # LSODA: y² overflowed to inf
@@ -238,9 +235,9 @@ def test_finite_time_blow_up_ends_quickly(method):
     assert abs(sol.t_stop - 1.0) < 1e-3 and sol.t[-1] == sol.t_stop
     early = sol.t < 0.5                                               # y ≤ 2 there
     assert_within(np.abs(sol.y[early, 0] - 1 / (1 - sol.t[early])).max(), global_tol(sol, 2.0), "early part")
-    # measured 0.05 s (DOP853) to 1.1 s (Radau: 6,000 implicit steps): a run that crawled would
-    # take the step budget of 100,000 steps, > 10 s
-    assert elapsed < (5.0 if method == "Radau" else 2.0), elapsed
+    # ended by the solver, not by the budget of 100,000 steps (measured: Radau ~6,000 implicit
+    # steps, the explicit methods a few hundred): counted in steps, so on any machine
+    assert sol.nsteps < 20_000, sol.nsteps
 
 
 def test_step_budget():
@@ -260,11 +257,12 @@ def test_wall_time_budget():
     def slow(t, y):
         time.sleep(0.005)
         return -y
-    start = time.monotonic()
     sol = integrate(slow, [1.0], (0.0, 100.0), wall_time=0.05)
     assert_failed_short(sol, 100.0)
     assert sol.message.endswith("wall-clock budget of 0.05 s exhausted") and sol.nsteps >= 1
-    assert time.monotonic() - start < 2.0       # one DOP853 step is 12 calls: ~0.06 s past the budget
+    # the budget is checked after every step: a step of 12 calls of ≥ 5 ms each takes ≥ 0.06 s, so
+    # the run stops within a few steps of the budget (not counted in seconds: that depends on the machine)
+    assert sol.nsteps <= 5, sol.nsteps
 
 
 def test_keyboard_interrupt_returns_the_partial_run():
