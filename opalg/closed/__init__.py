@@ -3,7 +3,8 @@ r"""Closed chains: loop closures on a spanning tree, and several arms holding a 
 docs/REFERENCE.md §10.  :class:`LoopClosure` (weld, ball, revolute, or selected rows) and
 :class:`ClosedSystem` (G_c, the drift U, the compliance Λ_c⁻¹ from Ω, forward dynamics by the
 tree passes, the dense KKT oracle, assembly and velocity projection; H2–H6), :func:`simulate`
-(Baumgarte-stabilized integration with the constraint drift reported) and example mechanisms
+(Baumgarte-stabilized integration through :func:`opalg.simulate.integrate`, a
+:class:`~opalg.simulate.Trajectory` with the constraint drift) and example mechanisms
 (:func:`four_bar`, :func:`random_closed_system`); :class:`MultiArm` (the grasp-force system H1,
 the augmented object H7, their Woodbury link H8, planar rows H9) with :class:`Grasp`.
 """
@@ -19,12 +20,19 @@ from opalg.closed.system import ClosedSystem, ForwardResult, RankDeficientWarnin
 
 __all__ = ["Assembly", "ClosedSystem", "ForwardResult", "Grasp", "LoopClosure", "MultiArm",
            "MultiArmResult", "RankDeficientWarning", "four_bar", "random_closed_system",
-           "solve_compliance", "simulate", "Simulation"]
+           "solve_compliance", "simulate"]
 
 
 def __getattr__(name: str):
     # The integrator (scipy.integrate) is loaded on first use only.
-    if name in ("simulate", "Simulation"):
+    if name == "simulate":
         import importlib
-        return getattr(importlib.import_module(f"{__name__}.simulation"), name)
+        return importlib.import_module(f"{__name__}.simulation").simulate
+    if name == "Simulation":      # the old result class: simulate returns a Trajectory now
+        import warnings
+
+        from opalg.simulate import Trajectory
+        warnings.warn("opalg.closed.Simulation is now opalg.simulate.Trajectory (the name is kept until the "
+                      "next release)", DeprecationWarning, stacklevel=2)
+        return Trajectory
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
