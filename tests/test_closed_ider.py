@@ -15,6 +15,7 @@ from opalg.closed.forest import arms_as_forest
 from opalg.closed.ider_link import (box_pose, closed_at, desired, feasibility, ider_system, motor_rows,
                                     simulate, solve, two_arms_box)
 from opalg.errors import InfeasibleDirections, StateError
+from opalg.simulate import Trajectory
 
 from helpers import assert_close, cond_tol, measured
 
@@ -161,16 +162,51 @@ def test_infeasible_directions(redundant):
 
 def test_simulation_tracks_then_stops_when_infeasible():
     task = two_arms_box((3, 4))
-    ok = simulate(task, (0, 3), t_end=0.2, n_out=5, rtol=1e-10, atol=1e-12)
-    assert ok.status == "ok" and ok.kappa.min() > 0.5
+    ok = simulate(task, (0, 3), t_span=(0.0, 0.2), n_out=5, rtol=1e-10, atol=1e-12)
+    assert isinstance(ok, Trajectory) and ok.status == "completed" and ok.kappa.min() > 0.5
     # acceleration-level constraints integrated without stabilization: drift ~ rtol·t
     assert np.abs(ok.tracking_error).max() < 1e-7 and np.abs(ok.closure_error).max() < 1e-7
     assert np.all(ok.tau_motor[:, [1, 2, 4, 5]] == 0) and ok.reaction.shape == (5, 3)   # exact: Aᵀμ
     # the box's rotation is not prescribed: its (unstable) free motion drives arm 1 to its
     # stretched pose, where the two motors lose the path — the run stops with a message
-    bad = simulate(task, (0, 3), t_end=0.6, n_out=7, kappa_min=1e-2)
-    assert bad.status == "infeasible" and "turn infeasible at t =" in bad.message
-    assert bad.t[-1] < 0.6 and bad.kappa[-1] < bad.kappa[0] / 3
+    bad = simulate(task, (0, 3), t_span=(0.0, 0.6), n_out=7, kappa_min=1e-2)
+    assert bad.status == "event" and bad.event == "kappa_min" and not bad.ok
+    assert f"turn infeasible at t = {bad.t_stop:.4g} s" in bad.message
+    assert bad.t[-1] <= bad.t_stop < 0.6 and bad.kappa[-1] < bad.kappa[0] / 3
+    # the event's own state: κ = kappa_min there, to brentq's tolerance on t times |dκ/dt|
+    # (|dκ/dt| < 1e3 s⁻¹ near the stop: 1e-9 is far above 4ε·1e3)
+    y = bad.y_events["kappa_min"][0]
+    k_stop = feasibility(ider_system(task, bad.t_stop, y[:task.n], y[task.n:]), motor_rows(task, (0, 3)))
+    assert abs(k_stop - 1e-2) < 1e-9
+
+
+def test_run_past_the_singularity_says_it_failed_and_why():
+    """Bad run: with kappa_min = 1e-14 the event never fires; the solver's step size collapses at
+    t ≈ 0.37 s, where the motors lose the path.  It returned status 'ok', an empty message and
+    samples ending at 0.36 s of 1 s; now 'failed', the time and the reason, with κ there, and the
+    samples reached kept."""
+    task = two_arms_box((3, 4))
+    run = simulate(task, (0, 3), t_span=(0.0, 1.0), kappa_min=1e-14, rtol=1e-6, atol=1e-8)
+    assert run.status == "failed" and not run.ok and run.event is None
+    assert f"failed at t = {run.t_stop:.6g}: " in run.message and "step size" in run.message
+    assert "κ = " in run.message
+    assert 0.3 < run.t_stop < 1.0 and run.t[-1] <= run.t_stop
+    assert len(run.t) == len(run.kappa) == len(run.tau_motor) > 1 and np.all(np.isfinite(run.q))
+
+
+def test_old_t_end_still_runs_with_a_deprecation_warning():
+    task = two_arms_box((3, 4))
+    new = simulate(task, (0, 3), t_span=(0.0, 0.05), n_out=3)
+    with pytest.warns(DeprecationWarning, match="t_end is now t_span"):
+        by_name = simulate(task, (0, 3), t_end=0.05, n_out=3)
+    with pytest.warns(DeprecationWarning, match="a number is read as the old t_end"):
+        by_position = simulate(task, (0, 3), 0.05, n_out=3)
+    for old in (by_name, by_position):       # exact: the same call on the same numbers
+        assert np.array_equal(old.t, new.t) and np.array_equal(old.q, new.q) and old.ok
+    with pytest.raises(StateError, match="not both"), pytest.warns(DeprecationWarning):
+        simulate(task, (0, 3), t_span=(0.0, 0.05), t_end=0.05)
+    with pytest.raises(StateError, match="t_end"), pytest.warns(DeprecationWarning):
+        simulate(task, (0, 3), t_end="0.05")
 
 
 def test_bad_input():

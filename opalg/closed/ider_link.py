@@ -18,6 +18,7 @@ unmotorized joints); the grasp reactions v_G equal −λ of :class:`ClosedSystem
 
 from __future__ import annotations
 
+import warnings
 from types import SimpleNamespace
 from typing import Sequence
 
@@ -33,6 +34,8 @@ from opalg.spatial.vectors import rotation_about
 from opalg.closed.examples_arms import PLANAR_ROWS, X_world, box_path, two_planar_arms
 from opalg.closed.forest import arms_as_forest
 from opalg.closed.grasp import frame_drift, pose_of, solve_frame_pose
+from opalg.simulate import Event, Trajectory, integrate
+from opalg.simulate.compat import renamed
 
 #: Default κ below which :func:`simulate` stops: the motors can no longer realize the path.
 KAPPA_MIN = 1e-3
@@ -218,25 +221,75 @@ def solve(s: SimpleNamespace, A=None, method: str = "augmented", check: bool = T
                            mu=sol.v[c1:], tau_motor=Z[c1:].T @ sol.v[c1:])
 
 
-def simulate(task, motors: Sequence[int] | None, t_end: float = 1.0, n_out: int = 51,
-             baumgarte=None, kappa_min: float = KAPPA_MIN, rtol: float = 1e-9, atol: float = 1e-11):
-    r"""Carry the box along the path with motors ``motors`` (None: conventional Z = B): solve_ivp.
+def simulate(task, motors: Sequence[int] | None, t_span=None, t_eval=None, n_out: int = 51,
+             baumgarte=None, kappa_min: float = KAPPA_MIN, method: str = "DOP853", rtol: float = 1e-9,
+             atol: float = 1e-11, **old) -> Trajectory:
+    r"""Carry the box along the path with motors ``motors`` (None: conventional Z = B).
 
-    Returns κ(t), the motor moments Aᵀμ, the grasp reactions v_G, the tracking error x − x_d
-    and the closure error e(q) at the output times; stops (``status = "infeasible"`` and a
-    ``message``) when κ falls below ``kappa_min``.
+    θ̈ from the augmented form at every right-hand side, integrated by
+    :func:`opalg.simulate.integrate` from the task's closed start (task.q0, task.qd0) at t0.  A
+    terminal event stops the run when κ falls below ``kappa_min`` (``status="event"``, the message
+    says when: the motors can no longer realize the path); a run that cannot go on (the solver's
+    step size collapses, a singular solve) ends ``status="failed"`` with the time and the reason.
+
+    Parameters
+    ----------
+    task : SimpleNamespace
+        From :func:`two_arms_box`.
+    motors : sequence of int or None
+    t_span : (t0, t1)
+        Times on the box path, default (0, 1) (``t_end`` is the old name of t1, with t0 = 0).
+    t_eval : array_like, optional
+        Output times within t_span; default ``n_out`` evenly spaced ones.
+    baumgarte : (a, b), optional
+        As in :func:`ider_system`.
+    kappa_min : float
+    method, rtol, atol
+        As in :func:`opalg.simulate.integrate`.
+
+    Returns
+    -------
+    Trajectory
+        q, v (= θ̇) at the output times reached, and the extras ``kappa`` (κ), ``tau_motor`` (the
+        motor moments Aᵀμ), ``reaction`` (the grasp reactions v_G), ``tracking_error`` (x − x_d)
+        and ``closure_error`` (e(q)), one row per sample.
 
     Examples
     --------
     >>> from opalg.closed.ider_link import simulate, two_arms_box
-    >>> out = simulate(two_arms_box(), [0, 3], t_end=0.2, n_out=3)
+    >>> out = simulate(two_arms_box(), [0, 3], t_span=(0.0, 0.2), n_out=3)
     >>> out.status, out.kappa.shape, bool(abs(out.tracking_error).max() < 1e-6)
-    ('ok', (3,), True)
+    ('completed', (3,), True)
     """
-    from scipy.integrate import solve_ivp
-
+    if isinstance(t_span, (int, float, np.integer, np.floating)) and not isinstance(t_span, bool):
+        warnings.warn("ider_link.simulate: the third argument is now t_span = (t0, t1); a number is read "
+                      "as the old t_end, t_span = (0, t_end), until the next release",
+                      DeprecationWarning, stacklevel=2)
+        t_span = (0.0, t_span)
+    kw = renamed("ider_link.simulate", old, {"t_end": "t_span"})
+    if "t_span" in kw:
+        if t_span is not None:
+            raise StateError("ider_link.simulate: give t_span or its old name t_end, not both")
+        t_span = _old_t_end(kw.pop("t_span"))
+    t_span = (0.0, 1.0) if t_span is None else t_span
+    if kw:
+        raise TypeError(f"ider_link.simulate() got unexpected keyword arguments {sorted(kw)}")
     A = None if motors is None else motor_rows(task, motors)
+    who = "conventional Z = B" if motors is None else f"motors {list(motors)}"
+    try:
+        t0, t1 = (float(x) for x in t_span)
+    except (TypeError, ValueError):
+        raise StateError(f"ider_link.simulate: t_span must be a pair (t0, t1), got {t_span!r}") from None
+    if t_eval is None:
+        if isinstance(n_out, bool) or not isinstance(n_out, (int, np.integer)) or n_out < 2:
+            raise StateError(f"ider_link.simulate: n_out must be an int >= 2, got {n_out!r}")
+        t_eval = np.linspace(t0, t1, n_out)
     n = task.n
+    y0 = np.concatenate([task.q0, task.qd0])
+    try:      # κ at the start: infeasible motors are an error (the event does not count at t0)
+        feasibility(ider_system(task, t0, task.q0, task.qd0), A)
+    except InfeasibleDirections as exc:
+        raise InfeasibleDirections(f"ider_link.simulate: {who}: {exc}") from None
 
     def rhs(t, x):
         s = ider_system(task, t, x[:n], x[n:], baumgarte)
@@ -244,25 +297,35 @@ def simulate(task, motors: Sequence[int] | None, t_end: float = 1.0, n_out: int 
 
     def kappa_event(t, x):
         return feasibility(ider_system(task, t, x[:n], x[n:]), A) - kappa_min
-    kappa_event.terminal = True
 
-    t_eval = np.linspace(0.0, t_end, n_out)
-    try:
-        sol = solve_ivp(rhs, (0.0, t_end), np.concatenate([task.q0, task.qd0]), method="DOP853",
-                        t_eval=t_eval, events=kappa_event, rtol=rtol, atol=atol)
-    except InfeasibleDirections as exc:
-        raise InfeasibleDirections(f"simulate: motors {motors}: {exc}") from None
-    out = SimpleNamespace(t=sol.t, q=sol.y[:n].T, qd=sol.y[n:].T, status="ok", message="")
-    if sol.t_events[0].size:
-        out.status = "infeasible"
-        out.message = (f"motors {list(motors)} turn infeasible at t = {sol.t_events[0][0]:.4g} s: "
-                       f"κ < {kappa_min:g} (the motors can no longer realize the box path)")
+    sol = integrate(rhs, y0, (t0, t1), events=Event(kappa_event, direction=-1, name="kappa_min"),
+                    t_eval=t_eval, method=method, rtol=rtol, atol=atol, name="ider_link.simulate")
     rows = []
-    for t, q, qd in zip(out.t, out.q, out.qd):
+    for t, q, qd in zip(sol.t, sol.y[:, :n], sol.y[:, n:]):
         s = ider_system(task, t, q, qd)
         r = solve(s, A, check=False)
         rows.append((feasibility(s, A), r.tau_motor, r.reaction, box_pose(task, q) - desired(task, t)[0],
                      task.system.constraint_error(q)))
-    out.kappa, out.tau_motor, out.reaction, out.tracking_error, out.closure_error = (
-        np.array([r[i] for r in rows]) for i in range(5))
-    return out
+    shapes = [(), (n,), (task.n_geometric,), (len(task.path_rows),), (task.system.m,)]
+    extras = {name: np.array([r[i] for r in rows]).reshape((len(rows),) + shape)
+              for i, (name, shape) in enumerate(zip(("kappa", "tau_motor", "reaction", "tracking_error",
+                                                     "closure_error"), shapes))}
+    traj = Trajectory.from_solution(sol, n, n, **extras)
+    if traj.status == "event":
+        traj.message = (f"{sol.message}: {who} turn infeasible at t = {sol.t_stop:.4g} s, κ < {kappa_min:g} "
+                        "(the motors can no longer realize the box path)")
+    elif traj.status == "failed":        # say how close to infeasible the motors were where it stopped
+        try:
+            k = feasibility(ider_system(task, sol.t_stop, sol.y_stop[:n], sol.y_stop[n:]), A)
+            traj.message += f" (κ = {k:.2g} there, kappa_min = {kappa_min:g})"
+        except Exception:                # the state where it stopped may not be evaluable
+            pass
+    return traj
+
+
+def _old_t_end(t_end):
+    """(0, t_end) from the old ``t_end`` (a positive number; StateError otherwise)."""
+    if isinstance(t_end, (bool, str)) or not isinstance(t_end, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(t_end) or t_end <= 0:
+        raise StateError(f"ider_link.simulate: t_end must be a positive number, got {t_end!r}")
+    return (0.0, float(t_end))
