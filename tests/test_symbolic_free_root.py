@@ -181,7 +181,7 @@ def test_momentum_stays_zero_and_the_truss_turns(free):
     scale = max(np.abs(spatial_momentum(model, q, np.r_[np.zeros(6), v[6:]])).max() for q, v in zip(run.q, run.v))
     assert scale > 1.0
     assert np.abs(run.momentum).max() < 1e-8 * scale
-    conj = np.array([Mf(q)[:6] @ qd for q, qd in zip(run.euler.q, run.euler.qd)])   # ∂T/∂(truss rates)
+    conj = np.array([Mf(q)[:6] @ qd for q, qd in zip(run.euler.q, run.euler.v)])   # ∂T/∂(truss rates)
     assert np.abs(conj).max() < 1e-8 * scale
     assert run.truss_angle[-1] > 1e-2                         # the truss really turns ...
     assert np.linalg.norm(run.q[-1, :3]) > 1e-3               # ... and moves

@@ -35,8 +35,9 @@ Prescribed root
 
 Modules: :mod:`~opalg.symbolic.data` (input data and its checks), :mod:`~opalg.symbolic.tree`
 (TreeSystem: kinematics, energies, Lagrange's equations), :mod:`~opalg.symbolic.numeric`
-(lambdify, solve_ivp simulation, energy balance), :mod:`~opalg.symbolic.recursive_bias` (the
-bias with outward-built accelerations), :mod:`~opalg.symbolic.model_route` (the
+(lambdify; the simulation through :func:`opalg.simulate.integrate`, an
+:class:`opalg.simulate.Trajectory` with the energy balance), :mod:`~opalg.symbolic.recursive_bias`
+(the bias with outward-built accelerations), :mod:`~opalg.symbolic.model_route` (the
 same system as an opalg Model), :mod:`~opalg.symbolic.free_root` and
 :mod:`~opalg.symbolic.free_run` (a free-floating body on an opalg FreeJoint, the state map, and
 the deployment with a free truss: docs/REFERENCE.md K13), :mod:`~opalg.symbolic.examples` (the paper's 5-body topology
@@ -52,7 +53,8 @@ from opalg.symbolic.model_route import ROOT_NAMES, carriers, root_state, to_mode
 from opalg.symbolic.free_root import (
     FREE_COLOURS, FREE_ROLES, euler_jacobian, free_bodies, free_root_model, free_state, operator_poses)
 from opalg.symbolic.free_run import FreeDeployment, free_deployment
-from opalg.symbolic.numeric import SingularConfiguration, Trajectory, pose_function, simulate
+from opalg.symbolic.numeric import SingularConfiguration, pose_function, simulate
+from opalg.simulate import Trajectory     # what simulate returns (the one result type; this address kept)
 from opalg.symbolic.tree import TreeSystem
 
 __all__ = ["COLOURS", "Body", "DeploymentSetup", "FREE_COLOURS", "FREE_ROLES", "FreeDeployment", "Hinge",

@@ -2,17 +2,20 @@ r"""The deployment with a free-floating truss, by the two routes of docs/REFEREN
 
 * Euler route: ``deployable_example("deploy", base="free")`` (the truss is B1 on a 6-DoF hinge:
   slides along the inertial axes and z-x-z angles) integrated by
-  :func:`opalg.symbolic.numeric.simulate` (``M(q) q̈ + bias = Q``, solve_ivp DOP853), with the
+  :func:`opalg.symbolic.numeric.simulate` (``M(q) q̈ + bias = Q``, DOP853), with the
   bias derived by ``method="recursive"`` (:mod:`opalg.symbolic.recursive_bias`: the Kane
   derivation takes ~6–9 s here, Lagrange's ~60 s).
 * Operator route: :func:`~opalg.symbolic.free_root.free_root_model` (the truss on an opalg
-  FreeJoint) integrated here in its own configuration space: the state is ``(q_op, v)`` with the
-  truss quaternion, ``v̇ = aba(model, q_op, v, τ)`` and the configuration rate
-  ``ṗ = R v_lin``, ``quaṫ = ½ quat ⊗ (ω, 0)`` (body twist), every other ``q̇ = v``; the quaternion
-  is renormalized in every right-hand side and in the output (an embedded integration with
-  projection onto the unit sphere, to solve_ivp's tolerance).  The Euler chart is never used, so
-  the comparison of the two runs checks the state map and the chart as well as ℳ and the bias.
-  (This small local integrator keeps the route free of any other floating-base simulator.)
+  FreeJoint) integrated by :func:`opalg.floating.simulate` in its own configuration space: the
+  state is ``(q_op, v)`` with the truss quaternion, ``v̇ = aba(model, q_op, v, τ)`` and the
+  configuration rate ``ṗ = R v_lin``, ``quaṫ = ½ quat ⊗ (ω, 0)`` (body twist), every other
+  ``q̇ = v``; the quaternion is renormalized in every right-hand side and in the output.  The
+  Euler chart is never used, so the comparison of the two runs checks the state map and the
+  chart as well as ℳ and the bias.
+
+Both routes are stepped by the one integrator seam, :func:`opalg.simulate.integrate` (the same
+DOP853 at the same tolerances); what keeps them independent is the dynamics each steps (sympy's
+Lagrange equations in Euler angles, opalg's ABA on the manifold), not the stepper.
 
 The truss starts turned by ``FREE_TRUSS_ANGLES`` (H1_3 = π/2, away from the chart's singular
 sin H1_3 = 0): its z axis, along which the platform stands, lies along the inertial −y, so the
@@ -57,8 +60,8 @@ class FreeDeployment:
     """Result of :func:`free_deployment`.
 
     ``t`` (m,); operator route ``q`` (m, nq: truss ``[p; x, y, z, w]`` then the six hinge
-    angles), ``v`` (m, nv); ``euler`` the Euler route's :class:`~opalg.symbolic.numeric.Trajectory`
-    (or None); ``truss_angle`` (m,) the truss's rotation from its start (rad, operator route);
+    angles), ``v`` (m, nv); ``euler`` the Euler route's :class:`opalg.simulate.Trajectory`
+    (``q``, ``v`` = q̇ in Euler coordinates, the energy extras; or None); ``truss_angle`` (m,) the truss's rotation from its start (rad, operator route);
     ``momentum`` (m, 6) the spatial momentum h_0 of the operator route (K10); ``system``,
     ``model``, ``setup``; ``timings`` in seconds (``derive``: ℳ and the bias in sympy,
     ``euler``: lambdify and the symbolic run, ``operator``: the operator run)."""
@@ -94,7 +97,13 @@ def free_deployment(t_end: float = 2.0, n_out: int = 21, euler: bool = True, sys
         lambdifies them, ~5 s, once per ``system``)
     system : ``deployable_example("deploy", base="free")`` to reuse (its derived equations
         are cached on it); default a new one
-    rtol, atol : solve_ivp tolerances of both runs
+    rtol, atol : tolerances of both runs (DOP853 through :func:`opalg.simulate.integrate`)
+
+    Raises
+    ------
+    StateError
+        if either route stops before ``t_end`` (its message says when and why): the two routes
+        are compared at the same samples.
 
     Examples
     --------
@@ -141,6 +150,8 @@ def free_deployment(t_end: float = 2.0, n_out: int = 21, euler: bool = True, sys
                               dampers=setup.dampers, t_eval=t_eval, rtol=rtol, atol=atol,
                               bias_method="recursive")
         timings["euler"] = time.perf_counter() - t0
+        if not run.ok:
+            raise StateError(f"free_deployment: the Euler route stopped: {run.message}")
     truss = model.q_slice[model.free_bodies[0]]
     angle = np.linalg.norm(log_free(np.broadcast_to(q[0, truss], (n_out, 7)), q[:, truss])[:, :3], axis=1)
     return FreeDeployment(t_eval, q, v, run, angle, sim.momentum, system, model, setup, timings)

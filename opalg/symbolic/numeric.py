@@ -1,8 +1,9 @@
-r"""Numeric functions generated from a TreeSystem, and simulation with scipy's solve_ivp.
+r"""Numeric functions generated from a TreeSystem, and simulation through the integrator seam.
 
 The sympy expressions are turned into numpy callables by ``sympy.lambdify(..., cse=True)``
 (common subexpressions are computed once).  :func:`simulate` integrates
-``M(q) q̈ = Q(q, q̇, t) − bias(q, q̇, t)`` and carries two extra states, the work done by the
+``M(q) q̈ = Q(q, q̇, t) − bias(q, q̇, t)`` through the integrator seam
+(:func:`opalg.simulate.integrate`) and carries two extra states, the work done by the
 dampers and by the remaining applied forces, so that the energy balance
 ``T + U + U_springs + W_dampers − W_applied = const`` can be checked along the run (fixed
 root only: a prescribed root does work that is not part of the balance).
@@ -11,16 +12,16 @@ root only: a prescribed root does work that is not part of the balance).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
-import scipy.integrate
 import scipy.linalg
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from opalg import _backend as bk
 from opalg.errors import ModelError, SingularConfigurationError, StateError
+from opalg.simulate import Trajectory, integrate
+from opalg.simulate.compat import renamed
 from opalg.symbolic.data import as_matrix, check_subs, scalar, t
 
 #: The old name (opalg.symbolic.SingularConfiguration): a singular configuration of a valid system.
@@ -158,39 +159,6 @@ def pose_function(system, subs=None):
     return poses
 
 
-@dataclass
-class Trajectory:
-    """Result of :func:`simulate`: samples ``t`` (m,), ``q`` and ``qd`` (m, N), the energy terms
-    (m,) ``kinetic``, ``potential`` (gravity), ``spring``, ``dissipated`` (work of the dampers)
-    and ``applied`` (work of the remaining generalized forces), and solve_ivp's message."""
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    kinetic: np.ndarray
-    potential: np.ndarray
-    spring: np.ndarray
-    dissipated: np.ndarray
-    applied: np.ndarray
-    message: str
-    prescribed_root: bool = False
-    nfev: int = 0
-
-    @property
-    def energy(self) -> np.ndarray:
-        """T + U + U_springs + W_dampers − W_applied, constant for a fixed root."""
-        return self.kinetic + self.potential + self.spring + self.dissipated - self.applied
-
-    @property
-    def energy_error(self) -> float:
-        """max |E(t) − E(0)| relative to max(|E(0)|, max kinetic energy)."""
-        if self.prescribed_root:
-            raise StateError("no energy balance with a prescribed root: the root motion does work "
-                             "on the tree that the balance does not count")
-        E = self.energy
-        return float(np.abs(E - E[0]).max() / max(abs(E[0]), self.kinetic.max(), 1e-300))
-
-
 def _singular_hinges(system, q):
     out = []
     for j, h in enumerate(system.hinges, 1):
@@ -215,61 +183,86 @@ def _factor(system, M, q, t_now):
                                      body=hint[0] if hint else None, q=np.array(q))
 
 
-def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, moments=None,
-             Q=None, subs=None, t_eval=None, method="DOP853", rtol=1e-10, atol=1e-10, bias_method="kane"):
-    r"""Integrate the equations of motion ``M(q) q̈ + bias(q, q̇, t) = Q`` with ``solve_ivp``.
+def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, forces=None, moments=None,
+             tau=None, subs=None, t_eval=None, method="DOP853", rtol=1e-10, atol=1e-10, bias_method="kane",
+             **old) -> Trajectory:
+    r"""Integrate the equations of motion ``M(q) q̈ + bias(q, q̇, t) = Q`` through :func:`opalg.simulate.integrate`.
 
     Parameters
     ----------
     system : TreeSystem
-    q0, qd0 : (N,) initial coordinates and rates
+    q0, v0 : (N,) initial coordinates and rates (``v0`` is q̇(t0); its old name ``qd0`` is
+        accepted with a DeprecationWarning)
     t_span : (t0, t1)
     springs, dampers : hinge springs {coordinate: (k, q0)} and dampers {coordinate: c}
         (as in :meth:`TreeSystem.generalized_forces`; their energy enters the balance)
     forces, moments : applied loads at the mass centres, {j: 3-vector} in body coordinates
-    Q : extra generalized force (sympy N x 1 in q, q̇, t)
+    tau : extra generalized force (sympy N x 1 in q, q̇, t; the paper's Q, the old keyword name)
     subs : values of remaining symbolic parameters
-    t_eval, method, rtol, atol : passed to ``scipy.integrate.solve_ivp``
+    t_eval, method, rtol, atol : passed to :func:`opalg.simulate.integrate`
     bias_method : {"kane", "recursive", "lagrange"}
         how the bias is derived (:meth:`TreeSystem.bias`); "recursive" is the cheapest for
         deep trees
 
     Returns
     -------
-    Trajectory
-        with the energy terms; ``energy_error`` is the relative drift of the balance.
+    opalg.simulate.Trajectory
+        ``q`` and ``v`` (= q̇) at ``t``; ``status`` and ``message`` from the seam: a run that stops
+        early (a load or a state that turns non-finite, ℳ singular on the way, the solver's
+        failure) is ``"failed"`` with the steps computed kept and the message saying when and why.
+        Extras, one value per sample: ``kinetic`` 𝒦, ``potential`` 𝒰 (gravity), ``spring``
+        𝒰_s, ``dissipated`` W_d (work of the dampers) and ``applied`` W_a (work of the other
+        generalized forces); ``nfev`` the calls of the right-hand side.  With a fixed root also
+        ``energy`` E = 𝒦 + 𝒰 + 𝒰_s + W_d − W_a, constant in exact arithmetic, and
+        ``energy_error`` = max |E − E(t0)| / max(|E(t0)|, max 𝒦), its relative drift (a float;
+        NaN if no sample was reached).  A prescribed root does work the balance does not count:
+        its runs have neither.
 
     Raises
     ------
     SingularConfigurationError
-        (also importable as ``SingularConfiguration``) if ℳ is singular at the start or
-        during the run (checked by a Cholesky factor); ``body`` is the first z-x-z hinge
-        at sin H_j3 = 0, if any, and ``q`` the state.
+        (also importable as ``SingularConfiguration``) if ℳ is singular at the start (checked by
+        a Cholesky factor before any integration); ``body`` is the first z-x-z hinge at
+        sin H_j3 = 0, if any, and ``q`` the state.  Singular later on, the run ends "failed".
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from opalg.symbolic import deployable_example, deployment_setup
+    >>> import numpy as np, sympy as sp
+    >>> from opalg.symbolic import deployable_example, deployment_setup, t
     >>> system = deployable_example("deploy")
     >>> setup = deployment_setup(system)
     >>> run = system.simulate(setup.stowed, np.zeros(6), (0.0, 2.0), springs=setup.springs,
     ...                       dampers=setup.dampers, t_eval=np.linspace(0, 2, 5))
-    >>> run.q.shape, run.energy_error < 1e-8
-    ((5, 6), True)
+    >>> run.status, run.q.shape, run.v.shape, run.energy_error < 1e-8
+    ('completed', (5, 6), (5, 6), True)
+    >>> blow = sp.Matrix([0, 0, sp.Piecewise((0, t < 1), (sp.oo, True)), 0, 0, 0])   # infinite from t = 1
+    >>> bad = system.simulate(setup.stowed, np.zeros(6), (0.0, 2.0), springs=setup.springs, tau=blow)
+    >>> bad.status, bool(0.9 < bad.t[-1] < 1.0), "applied load" in bad.message
+    ('failed', True, True)
     """
+    given = {k: x for k, x in (("v0", v0), ("t_span", t_span), ("tau", tau)) if x is not None}
+    kw = renamed("opalg.symbolic.simulate", {**given, **old}, {"qd0": "v0", "Q": "tau"})
+    unknown = sorted(set(kw) - {"v0", "t_span", "tau"})
+    if unknown:
+        raise TypeError(f"simulate() got unexpected keyword arguments {unknown}")
+    for need in ("v0", "t_span"):
+        if need not in kw:
+            raise TypeError(f"simulate() missing required argument {need!r}")
+    v0, t_span, tau = kw["v0"], kw["t_span"], kw.get("tau")
     N = system.N
-    q0, qd0 = _state(q0, N, "q0"), _state(qd0, N, "qd0")
+    q0, v0 = _state(q0, N, "q0"), _state(v0, N, "v0")
+    t0 = _start(t_span)
     if bias_method not in ("kane", "recursive", "lagrange"):
         raise StateError(f"bias_method must be 'kane', 'recursive' or 'lagrange', got {bias_method!r}")
     springs, dampers = dict(springs or {}), dict(dampers or {})
     Qs = system.generalized_forces(springs=springs, dampers=dampers)
     Qa = system.generalized_forces(forces=forces, moments=moments)
-    if Q is not None:
-        Qa = Qa + as_matrix(Q, (N, 1), "Q", StateError)
+    if tau is not None:
+        Qa = Qa + as_matrix(tau, (N, 1), "tau", StateError)
     Qs, Qa = _subs(Qs, subs), _subs(Qa, subs)
     _free(system, [Qs, Qa])
     Mf = _mass_function(system, subs)
-    _factor(system, Mf(q0), q0, t_span[0])        # refuse a singular start before the long work
+    _factor(system, Mf(q0), q0, t0)               # refuse a singular start before the long work
     Bf = _bias_function(system, subs, bias_method)
     qs, qds = system.q, system.qd
     Qf = sp.lambdify([qs, qds, t], [Qs, Qa], "numpy", cse=_cse_homogeneous)
@@ -283,27 +276,43 @@ def simulate(system, q0, qd0, t_span, springs=None, dampers=None, forces=None, m
     def damper_power(qd):
         return sum(c * qd[i] ** 2 for i, c in idx)
 
-    def split(Qv):
-        return [np.asarray(x, float).reshape(-1) for x in Qv]
+    def loads(q, qd, t_now):
+        out = [np.asarray(x, float).reshape(-1) for x in Qf(q, qd, t_now)]
+        for what, x in zip(("spring and damper", "applied"), out):
+            if not np.all(np.isfinite(x)):
+                i = int(np.flatnonzero(~np.isfinite(x))[0])
+                raise StateError(f"the {what} load is not finite ({x[i]} on {qs[i]})")   # the seam adds t
+        return out
 
     def rhs(t_now, y):
         q, qd = y[:N], y[N:2 * N]
-        Qsv, Qav = split(Qf(q, qd, t_now))
+        Qsv, Qav = loads(q, qd, t_now)
         L = _factor(system, Mf(q), q, t_now)
-        rhs_ = Qsv + Qav - Bf(q, qd, t_now)
-        qdd = scipy.linalg.cho_solve((L, True), rhs_)
+        qdd = scipy.linalg.cho_solve((L, True), Qsv + Qav - Bf(q, qd, t_now))
         return np.concatenate([qd, qdd, [damper_power(qd), float(Qav @ qd)]])
 
-    y0 = np.concatenate([q0, qd0, [0.0, 0.0]])
-    sol = scipy.integrate.solve_ivp(rhs, t_span, y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval)
-    if sol.status == -1:
-        raise RuntimeError(f"solve_ivp failed: {sol.message}")
-    Y = sol.y.T
-    q, qd = Y[:, :N], Y[:, N:2 * N]
-    return Trajectory(
-        t=sol.t, q=q, qd=qd,
-        kinetic=np.array([float(Tf(a, b, c)) for a, b, c in zip(q, qd, sol.t)]),
-        potential=np.array([float(Uf(a, c)) for a, c in zip(q, sol.t)]),
-        spring=np.array([float(Usf(a)) for a in q]),
-        dissipated=Y[:, 2 * N], applied=Y[:, 2 * N + 1], message=sol.message,
-        prescribed_root=system.prescribed, nfev=int(sol.nfev))
+    sol = integrate(rhs, np.concatenate([q0, v0, [0.0, 0.0]]), t_span, t_eval=t_eval, method=method,
+                    rtol=rtol, atol=atol, name="the equations of motion")
+    q, qd, ts = sol.y[:, :N], sol.y[:, N:2 * N], sol.t
+    ex = dict(kinetic=np.array([float(Tf(a, b, c)) for a, b, c in zip(q, qd, ts)]),
+              potential=np.array([float(Uf(a, c)) for a, c in zip(q, ts)]),
+              spring=np.array([float(Usf(a)) for a in q]),
+              dissipated=sol.y[:, 2 * N], applied=sol.y[:, 2 * N + 1], nfev=sol.nfev)
+    if not system.prescribed:
+        E = ex["kinetic"] + ex["potential"] + ex["spring"] + ex["dissipated"] - ex["applied"]
+        drift = (float(np.abs(E - E[0]).max() / max(abs(E[0]), ex["kinetic"].max(), 1e-300))
+                 if len(E) else float("nan"))          # no sample reached: no drift to measure
+        ex.update(energy=E, energy_error=drift)
+    return Trajectory.from_solution(sol, N, N, **ex)
+
+
+def _start(t_span) -> float:
+    """t0 of a finite ``t_span = (t0, t1)`` with t1 > t0 (checked before the long work; the seam
+    checks it again, with the other solver arguments)."""
+    try:
+        t0, t1 = (float(x) for x in t_span)
+    except (TypeError, ValueError):
+        raise StateError(f"t_span must be a pair (t0, t1), got {t_span!r}") from None
+    if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+        raise StateError(f"t_span must be finite with t1 > t0, got {t_span!r}")
+    return t0

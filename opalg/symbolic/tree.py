@@ -388,8 +388,12 @@ class TreeSystem:
         from opalg.symbolic.model_route import to_model
         return to_model(self, with_root)
 
-    def simulate(self, q0, qd0, t_span, **kwargs):
-        """Integrate ``M q̈ = Q − bias`` with scipy's solve_ivp; see
-        :func:`opalg.symbolic.numeric.simulate` for the arguments and the energy check."""
+    def simulate(self, q0, v0=None, t_span=None, *args, **kwargs):
+        """Integrate ``M q̈ = Q − bias`` through :func:`opalg.simulate.integrate`; returns an
+        :class:`opalg.simulate.Trajectory`.  See :func:`opalg.symbolic.numeric.simulate` for
+        the arguments, the extras and the energy check (old names ``qd0``, ``Q``: a DeprecationWarning)."""
+        from opalg.simulate.compat import renamed
         from opalg.symbolic.numeric import simulate
-        return simulate(self, q0, qd0, t_span, **kwargs)
+        given = {k: x for k, x in (("v0", v0), ("t_span", t_span)) if x is not None}
+        kwargs = renamed("TreeSystem.simulate", {**given, **kwargs}, {"qd0": "v0", "Q": "tau"})
+        return simulate(self, q0, kwargs.pop("v0", None), kwargs.pop("t_span", None), *args, **kwargs)
