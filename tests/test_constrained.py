@@ -561,8 +561,8 @@ def test_passes_route_reproduces_the_ider_arm():
 
     model = ider.arm()
     for A in (None, [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]):
-        r = ider.simulate(A, t_end=0.5, t_eval=np.linspace(0.0, 0.5, 6))
-        for q, qd, qdd, tau in zip(r.q, r.qd, r.qdd, r.tau):
+        r = ider.simulate(A, t_span=(0.0, 0.5), t_eval=np.linspace(0.0, 0.5, 6))
+        for q, qd, qdd, tau in zip(r.q, r.v, r.qdd, r.tau):
             B = ider.tip_jacobian(q)
             s = solve_passes(model, q, qd, B, ider.tip_bias(q, qd), B if A is None else A)
             assert np.abs(s.ydot - qdd).max() <= IDER_QDD

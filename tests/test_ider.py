@@ -282,7 +282,7 @@ def test_arm_mass_matrix_and_bias_against_closed_form(inertia, g):
 def test_tip_stays_on_path(A, formulation):
     """The tip follows eq. 20 to ≤ 1e-9 m over 1 s (reported and recomputed by the hand formula)."""
     r = run(A, formulation=formulation)
-    assert r.status == "completed" and r.ok and r.t_fail is None
+    assert r.status == "completed" and r.ok and r.t_stop == 1.0 and r.event is None
     assert np.array_equal(r.t, T101)
     assert r.tip_error.max() <= PATH_TOL
     x0 = tip_hand(THETA0)
@@ -291,7 +291,7 @@ def test_tip_stays_on_path(A, formulation):
     assert np.abs(got - want).max() <= PATH_TOL
     assert_close(r.tip, got, TIP_TOL, "reported tip vs eq. 20")
     # Velocity level: B q̇ = (v_A, 0).
-    vel = np.array([B_hand(q) @ qd for q, qd in zip(r.q, r.qd)])
+    vel = np.array([B_hand(q) @ qd for q, qd in zip(r.q, r.v)])
     assert np.abs(vel - [V_A, 0.0]).max() <= PATH_TOL
     # Not vacuous: the arm moves (the tip travels 1 m).
     assert abs(got[-1, 0] - got[0, 0] - V_A) <= PATH_TOL
@@ -300,8 +300,8 @@ def test_tip_stays_on_path(A, formulation):
 def recomputed_tau(r, inertia="joint", g=0.0):
     """τ from the returned states: crba(q) q̈ + bias(q, q̇), and rnea(q, q̇, q̈)."""
     model = ider.arm(inertia, gravity=g)
-    t1 = np.array([opalg.crba(model, q) @ a + opalg.bias(model, q, v) for q, v, a in zip(r.q, r.qd, r.qdd)])
-    t2 = np.array([opalg.rnea(model, q, v, a) for q, v, a in zip(r.q, r.qd, r.qdd)])
+    t1 = np.array([opalg.crba(model, q) @ a + opalg.bias(model, q, v) for q, v, a in zip(r.q, r.v, r.qdd)])
+    t2 = np.array([opalg.rnea(model, q, v, a) for q, v, a in zip(r.q, r.v, r.qdd)])
     return t1, t2
 
 
@@ -309,7 +309,7 @@ def terms_scale(r, inertia="joint", g=0.0):
     """‖[ℳ q̈]‖ + ‖[C]‖ over the run: the size of the terms τ is summed from."""
     model = ider.arm(inertia, gravity=g)
     Ma = [opalg.crba(model, q) @ a for q, a in zip(r.q, r.qdd)]
-    C = [opalg.bias(model, q, v) for q, v in zip(r.q, r.qd)]
+    C = [opalg.bias(model, q, v) for q, v in zip(r.q, r.v)]
     return np.linalg.norm(Ma) + np.linalg.norm(C)
 
 
@@ -325,7 +325,7 @@ def test_no_motor_at_joint_1_needs_no_moment_there(formulation):
     assert np.allclose(r.tau, t1, rtol=0, atol=1e-10)
     assert np.allclose(r.tau, t2, rtol=0, atol=1e-10)
     # τ = ℳq̈ + C against Zᵀv = (0, v1, v2): the solve's residual, so M2 = v1, M3 = v2.
-    assert_close(r.tau, r.v @ A, RESIDUAL_TOL, "τ vs Zᵀv", scale=terms_scale(r))
+    assert_close(r.tau, r.forces @ A, RESIDUAL_TOL, "τ vs Zᵀv", scale=terms_scale(r))
     # Not vacuous: joint 2 does carry a moment (the scanned Fig. 4 shows it at a few N·m).
     assert np.abs(r.tau[:, 1]).max() > 1.0
 
@@ -337,7 +337,7 @@ def test_conventional_moments_are_constraint_forces(formulation):
     t1, t2 = recomputed_tau(r)
     assert np.allclose(r.tau, t1, rtol=0, atol=1e-10)
     assert np.allclose(r.tau, t2, rtol=0, atol=1e-10)
-    BT_lam = np.array([B_hand(q).T @ lam for q, lam in zip(r.q, r.v)])
+    BT_lam = np.array([B_hand(q).T @ lam for q, lam in zip(r.q, r.forces)])
     assert np.allclose(r.tau, BT_lam, rtol=0, atol=1e-10)
     # The paper: "all three joint moments are nonzero, i.e. motors are required at all three joints".
     assert np.all(np.abs(r.tau).max(0) > 1e-2)
@@ -353,7 +353,7 @@ def test_augmented_and_reduced_formulations_agree(A):
     # At the same states (no integration error): two solves of one system, K_SOLVES·cond(K)·ε
     # with cond(K) of the 5x5 augmented matrix (~1e2 here).
     model = ider.arm()
-    for q, y in zip(ra.q, ra.qd):
+    for q, y in zip(ra.q, ra.v):
         M, Q = opalg.crba(model, q), opalg.bias(model, q, y)
         B, h = B_hand(q), -Bdot_cs(q, y) @ y
         Z = B if A is None else np.array(A)
@@ -375,7 +375,7 @@ def test_passes_formulation_reproduces_the_dense_run(A):
     rd, rp = run(A), run(A, formulation="passes")
     assert rp.status == "completed" and rp.settings["formulation"] == "passes"
     np.testing.assert_array_equal(rp.t, rd.t)
-    for f in ("q", "qd", "qdd", "tau", "v", "tip_error"):
+    for f in ("q", "v", "qdd", "tau", "forces", "tip_error"):
         assert np.abs(getattr(rp, f) - getattr(rd, f)).max() <= 1e-10, f
     assert np.abs(rp.conditioning - rd.conditioning).max() <= KAPPA_RUNS_TOL
 
@@ -385,8 +385,8 @@ def test_work_energy_balance(A):
     """Gravity off: ∫ τ·q̇ dt equals the change of ½ q̇ᵀℳq̇ to ≤ 1e-9 relative (Simpson, 1001 points)."""
     r = run(A, n=1001)
     model = ider.arm()
-    T = np.array([0.5 * qd @ opalg.crba(model, q) @ qd for q, qd in zip(r.q, r.qd)])
-    P = np.einsum("ij,ij->i", r.tau, r.qd)
+    T = np.array([0.5 * qd @ opalg.crba(model, q) @ qd for q, qd in zip(r.q, r.v)])
+    P = np.einsum("ij,ij->i", r.tau, r.v)
     W = simpson(P, x=r.t)
     W_coarse = simpson(P[::2], x=r.t[::2])
     dT = T[-1] - T[0]
@@ -397,13 +397,13 @@ def test_work_energy_balance(A):
     assert abs(W - dT) <= 1e-9 * abs(dT)
     if A is None:
         # Conventional: τ·q̇ = λ·(B q̇) = λ·(v_A, 0): the power is v_A λ_x.
-        assert np.allclose(P, V_A * r.v[:, 0], rtol=0, atol=1e-9)
+        assert np.allclose(P, V_A * r.forces[:, 0], rtol=0, atol=1e-9)
 
 
 def test_conventional_string_and_none_give_identical_runs():
     """A=None and A="conventional" are the same model: identical outputs, bit for bit."""
     r1, r2 = run(None), run("conventional")
-    for f in ("t", "q", "qd", "qdd", "tau", "v", "tip", "tip_error", "conditioning"):
+    for f in ("t", "q", "v", "qdd", "tau", "forces", "tip", "tip_error", "conditioning"):
         assert np.array_equal(getattr(r1, f), getattr(r2, f)), f
     assert r1.status == r2.status == "completed"
 
@@ -413,13 +413,13 @@ def test_gravity_changes_moments_not_the_path(A):
     """Gravity 9.81 (vertical plane): moments change by > 10 N·m, the tip stays on the path, τ1 = 0 kept."""
     # The conventional run completes.  The paper's A (no motor at joint 1) does not survive gravity:
     # the unactuated base lets the arm swing and the choice turns singular part-way (checked as a
-    # genuine singularity in test_infeasible_runs_reach_the_threshold_at_t_fail); up to that point
+    # genuine singularity in test_infeasible_runs_reach_the_threshold_at_t_stop); up to that point
     # the path and τ1 = 0 must still hold.
     r0, rg = run(A), run(A, gravity=9.81, refine=False)   # (the singular time is not needed)
     if A is None:
         assert rg.status == "completed"
     else:
-        assert rg.status in ("completed", "singular")
+        assert rg.status == "completed" or (rg.status, rg.event) == ("event", "singular")
         assert rg.t[-1] >= 0.2  # a substantial stretch of motion is checked
     assert rg.tip_error.max() <= PATH_TOL
     n = len(rg.t)
@@ -456,15 +456,16 @@ INFEASIBLE = {"no motor at joint 2": 1, "no motor at joint 3": 2}   # preset -> 
 
 @pytest.mark.parametrize("preset", list(INFEASIBLE))
 def test_infeasible_presets_stop_singular(preset):
-    """'no motor at joint 2/3' stop as singular at 0 < t_fail < 1, with a message, outputs ≤ t_fail."""
+    """'no motor at joint 2/3' stop (status "event", event "singular") at 0 < t_stop < 1, with a
+    message, outputs ≤ t_stop."""
     r = run(preset)
-    assert r.status == "singular" and not r.ok
-    assert 0.0 < r.t_fail < 1.0
-    assert f"t = {r.t_fail:.4f} s" in r.message and "singular" in r.message
+    assert r.status == "event" and r.event == "singular" and not r.ok
+    assert 0.0 < r.t_stop < 1.0
+    assert f"t = {r.t_stop:.4f} s" in r.message and "singular" in r.message
     assert "feasibility measure fell to" in r.message
-    # Outputs exactly the requested times up to t_fail, nothing beyond.
-    assert np.array_equal(r.t, T101[T101 <= r.t_fail])
-    for f in ("q", "qd", "qdd", "tau", "v", "tip", "tip_error", "conditioning"):
+    # Outputs exactly the requested times up to t_stop, nothing beyond.
+    assert np.array_equal(r.t, T101[T101 <= r.t_stop])
+    for f in ("q", "v", "qdd", "tau", "forces", "tip", "tip_error", "conditioning"):
         assert len(getattr(r, f)) == len(r.t), f
     # Until then the path is followed and the missing motor applies no moment.
     assert r.tip_error.max() <= PATH_TOL
@@ -485,17 +486,17 @@ def coupling_det(q, k, g=0.0):
 
 @functools.lru_cache(maxsize=None)
 def state_just_before(preset, g, stop_tol):
-    """(t_fail, state of a second run stopped 1e-9 relative before t_fail); cached, as the runs."""
+    """(t_stop, a second run ending 1e-9 relative before t_stop); cached, as the runs."""
     # refine=False: only the stop time is needed here (t_singular is tested in test_ider_status.py).
     if stop_tol == ider.STOP_TOL:   # the preset's directions as a matrix: run()'s cache has it
         r = run(tuple(map(tuple, ider.PRESETS[preset])), gravity=g, refine=False)
     else:
         r = ider.simulate(preset, gravity=g, t_eval=T101, stop_tol=stop_tol, refine=False)
-    assert r.status == "singular" and r.t_singular is None
-    t_end = r.t_fail * (1 - 1e-9)
-    s = ider.simulate(preset, gravity=g, t_end=t_end, t_eval=[0.0, t_end], stop_tol=stop_tol)
+    assert (r.status, r.event) == ("event", "singular") and r.t_singular is None
+    t_end = r.t_stop * (1 - 1e-9)
+    s = ider.simulate(preset, gravity=g, t_span=(0.0, t_end), t_eval=[0.0, t_end], stop_tol=stop_tol)
     assert s.status == "completed"
-    return r.t_fail, s
+    return r.t_stop, s
 
 
 SINGULAR_RUNS = [("no motor at joint 2", 1, 0.0), ("no motor at joint 3", 2, 0.0),
@@ -503,9 +504,9 @@ SINGULAR_RUNS = [("no motor at joint 2", 1, 0.0), ("no motor at joint 3", 2, 0.0
 
 
 @pytest.mark.parametrize("preset,k,g", SINGULAR_RUNS, ids=["no-motor-2", "no-motor-3", "no-motor-1-gravity"])
-def test_infeasible_runs_reach_the_threshold_at_t_fail(preset, k, g):
-    """Just before t_fail κ equals STOP_TOL, and det[ℳ_k; B] (independent of conditioning()) collapses."""
-    t_fail, s = state_just_before(preset, g, ider.STOP_TOL)
+def test_infeasible_runs_reach_the_threshold_at_t_stop(preset, k, g):
+    """Just before t_stop κ equals STOP_TOL, and det[ℳ_k; B] (independent of conditioning()) collapses."""
+    t_stop, s = state_just_before(preset, g, ider.STOP_TOL)
     # κ is smooth in t, so 1e-9 relative before the event it exceeds STOP_TOL by a hair; the event
     # is located by root finding on the dense output.  1% of STOP_TOL is loose but sharp.
     assert ider.STOP_TOL <= s.conditioning[-1] <= 1.01 * ider.STOP_TOL
@@ -517,7 +518,7 @@ def test_infeasible_runs_reach_the_threshold_at_t_fail(preset, k, g):
 
 @pytest.mark.parametrize("preset,k", [("no motor at joint 2", 1), ("no motor at joint 3", 2)])
 def test_infeasible_presets_hit_a_genuine_singularity(preset, k):
-    """Lowering stop_tol 100x moves t_fail only slightly later, det[ℳ_k; B] → 0 and the rates blow up."""
+    """Lowering stop_tol 100x moves t_stop only slightly later, det[ℳ_k; B] → 0 and the rates blow up."""
     # A genuine impasse point: the threshold crossing converges to a finite time t*, the coupling
     # determinant vanishes there, and q̇ grows without bound (q̈ ~ 1/κ) as t → t*.
     t1, s1 = state_just_before(preset, 0.0, 1e-3)
@@ -526,7 +527,7 @@ def test_infeasible_presets_hit_a_genuine_singularity(preset, k):
     assert 1e-5 <= s2.conditioning[-1] <= 1.01e-5
     d0, d2 = coupling_det(s2.q[0], k), coupling_det(s2.q[-1], k)
     assert abs(d2) < 1e-2 * abs(d0)
-    assert np.abs(s2.qd[-1]).max() > 1.5 * np.abs(s1.qd[-1]).max()
+    assert np.abs(s2.v[-1]).max() > 1.5 * np.abs(s1.v[-1]).max()
 
 
 def test_no_motor_at_joint_3_keeps_link_3_rate_constant():
@@ -537,7 +538,7 @@ def test_no_motor_at_joint_3_keeps_link_3_rate_constant():
     rj, rc = run("no motor at joint 3"), run("no motor at joint 3", inertia="com", refine=False)
     for r in (rj, rc):
         assert np.abs(r.qdd.sum(1)).max() <= 1e-9
-        assert np.abs(r.qd.sum(1) - ider.initial_speeds().sum()).max() <= 1e-9
+        assert np.abs(r.v.sum(1) - ider.initial_speeds().sum()).max() <= 1e-9
     n = min(len(rj.t), len(rc.t))
     assert np.abs(rj.q[:n] - rc.q[:n]).max() <= 1e-9
     assert np.abs(rj.tau[:n] - rc.tau[:n]).max() > 0.1
@@ -597,7 +598,7 @@ def test_baumgarte_stabilization_drives_a_perturbed_start_back(monkeypatch):
     path = np.stack([ider.TIP0[0] + V_A * te, np.full_like(te, ider.TIP0[1])], 1)
     for r, (a, b) in ((rs, (alpha, beta)), (r0, (0.0, 0.0))):
         err = np.array([tip_hand(q) for q in r.q]) - path
-        derr = np.array([B_hand(q) @ qd for q, qd in zip(r.q, r.qd)]) - [V_A, 0.0]
+        derr = np.array([B_hand(q) @ qd for q, qd in zip(r.q, r.v)]) - [V_A, 0.0]
         assert np.abs(err[0]).max() > 1e-4                      # really perturbed
         # Tip acceleration = B q̈ − h is imposed as −2αΦ̇ − β²Φ: a linear ODE, solved by expm.
         G = np.array([[0.0, 1.0], [-b**2, -2 * a]])
@@ -616,7 +617,7 @@ def test_baumgarte_stabilization_drives_a_perturbed_start_back(monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 def test_bad_input_is_a_clear_error():
-    """Wrong A shape, unknown preset, formulation, inertia, t_end ≤ 0, bad t_eval: each a ValueError."""
+    """Wrong A shape, unknown preset, formulation, inertia, t_span, bad t_eval: each a ValueError."""
     with pytest.raises(ValueError, match=r"A has shape \(3, 3\): expected 2 rows"):
         ider.simulate(np.eye(3))
     with pytest.raises(ValueError, match=r"A has shape \(2, 2\): expected 3 columns"):
@@ -628,10 +629,10 @@ def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match=r"inertia must be 'joint' or 'com'"):
         ider.simulate(None, inertia="centre")
     for t_end in (-1.0, 0.0, np.nan, np.inf):
-        with pytest.raises(ValueError, match=r"t_end must be a positive number"):
-            ider.simulate(None, t_end=t_end)
+        with pytest.raises(ValueError, match=r"t_span\[1\] must be a positive number of seconds"):
+            ider.simulate(None, t_span=(0.0, t_end))
     for te in ([0.0, 0.5, 0.5, 1.0], [0.0, 0.6, 0.3], [0.0, 1.5], [-0.1, 0.5], [[0.0, 1.0]], []):
-        with pytest.raises(ValueError, match=r"t_eval must be increasing times within \[0, t_end\]"):
+        with pytest.raises(ValueError, match=r"t_eval must be increasing times within t_span = \[0, 1\] s"):
             ider.simulate(None, t_eval=te)
     with pytest.raises(InfeasibleDirections, match=r"rank deficient"):
         ider.simulate([[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]])
@@ -654,7 +655,7 @@ def test_consistent_with_scanned_figure_axes(inertia):
         r = run(A, inertia=inertia)
         dth = np.rad2deg(r.q - r.q[0])
         assert dth.max() <= 20 + 10 and dth.min() >= -40 - 10, A
-        assert r.qd.max() <= 0.5 + 0.25 and r.qd.min() >= -1.0 - 0.25, A
+        assert r.v.max() <= 0.5 + 0.25 and r.v.min() >= -1.0 - 0.25, A
         # Not flat: every displacement scale is degrees, not hundredths.
         assert np.abs(dth[-1]).max() > 10, A
     rc = run(None, inertia=inertia)

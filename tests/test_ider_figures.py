@@ -95,7 +95,8 @@ DEG_TOL = measured(2e-15, 1.2e-16, "300 random 31-sample angle series under 3 BL
 def short_runs():
     """Both runs over 0.3 s on 31 samples: enough for the figures' structure, ~0.3 s."""
     te = np.linspace(0.0, 0.3, 31)
-    return (ider.simulate(None, t_end=0.3, t_eval=te), ider.simulate(figures.A_PAPER, t_end=0.3, t_eval=te))
+    return (ider.simulate(None, t_span=(0.0, 0.3), t_eval=te),
+            ider.simulate(figures.A_PAPER, t_span=(0.0, 0.3), t_eval=te))
 
 
 def _disjoint(a, b) -> bool:
@@ -124,7 +125,7 @@ def test_series_are_the_papers_quantities(short_runs):
     conv, _ = short_runs
     d = figures.series(conv, "displacements")
     assert_close(d, (conv.q - conv.q[0]) * 180.0 / np.pi, DEG_TOL, "Δθ in degrees")
-    assert figures.series(conv, "rates") is conv.qd and figures.series(conv, "moments") is conv.tau
+    assert figures.series(conv, "rates") is conv.v and figures.series(conv, "moments") is conv.tau
     with pytest.raises(ValueError, match="unknown series"):
         figures.series(conv, "torques")
 

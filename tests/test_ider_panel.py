@@ -37,7 +37,7 @@ def test_evaluate_matches_simulate_for_presets_and_custom():
     """evaluate(choice) runs the same simulation as ider.simulate (looser panel tolerance: 1e-6 rad)."""
     for choice, A in (("no motor at joint 1", PAPER_A), (CUSTOM, PAPER_A), ("conventional", None)):
         out = evaluate(choice, "0 1 0; 0 0 1", t_end=0.5, n_points=11)
-        ref = ider.simulate(A, t_end=0.5, t_eval=np.linspace(0.0, 0.5, 11))
+        ref = ider.simulate(A, t_span=(0.0, 0.5), t_eval=np.linspace(0.0, 0.5, 11))
         assert out.feasible and out.verdict.startswith("feasible: the tip follows the path for 0.5 s")
         # rtol 1e-9 in the panel vs 1e-12 here: the states agree to ~1e-9 relative.
         assert np.abs(out.result.q - ref.q).max() <= 1e-6
@@ -47,8 +47,8 @@ def test_evaluate_reports_infeasible_presets_with_the_stop_time():
     """'no motor at joint 2/3' give an infeasible verdict naming the stop time of the run."""
     for choice in ("no motor at joint 2", "no motor at joint 3"):
         out = evaluate(choice)
-        assert not out.feasible and out.result.status == "singular"
-        assert out.verdict.startswith(f"infeasible: stopped at t = {out.result.t_fail:.4f} s")
+        assert not out.feasible and (out.result.status, out.result.event) == ("event", "singular")
+        assert out.verdict.startswith(f"infeasible: stopped at t = {out.result.t_stop:.4f} s")
         # The panel skips the ~1 s refinement of the singular time (its budget is ~0.3 s a run).
         assert out.result.t_singular is None
 

@@ -48,7 +48,7 @@ NEAR_A = [[1.0, 0.03, -0.003], [0.0, 0.0, 1.0]]
 def runs():
     """Three 0.3-s runs on 13 samples (0.025 s apart, so the near-infeasible dip is sampled)."""
     te = np.linspace(0.0, 0.3, 13)
-    return {name: (A, ider.simulate(A, t_end=0.3, t_eval=te, refine=False))
+    return {name: (A, ider.simulate(A, t_span=(0.0, 0.3), t_eval=te, refine=False))
             for name, A in (("paper", PAPER_A), ("custom", CUSTOM_A), ("near-infeasible", NEAR_A),
                             ("no motor at joint 3", ider.PRESETS["no motor at joint 3"]))}
 
@@ -62,7 +62,7 @@ def stopped():
 @pytest.fixture(scope="module")
 def conventional_reference():
     """The conventional run simulated directly (simulate's tight default tolerances), at the panel's samples."""
-    return ider.simulate(None, t_end=1.0, t_eval=np.linspace(0.0, 1.0, 101))
+    return ider.simulate(None, t_span=(0.0, 1.0), t_eval=np.linspace(0.0, 1.0, 101))
 
 
 # ---------------------------------------------------------------- κ(t) and ρ(t)
@@ -121,7 +121,7 @@ def test_kappa_series_equals_principal_angles_by_an_independent_route(runs, name
     if name == "near-infeasible":
         assert r.ok and s.t_stop is None and s.kappa.min() < 10 * s.stop_tol
     if name == "no motor at joint 3":
-        assert not r.ok and s.t_stop == r.t_fail and s.stop_tol < s.kappa.min() < 2 * s.stop_tol
+        assert not r.ok and s.t_stop == r.t_stop and s.stop_tol < s.kappa.min() < 2 * s.stop_tol
 
 
 def _tip_jacobian_complex_step(q):
@@ -159,12 +159,12 @@ def test_kappa_series_threshold_is_the_runs_own():
     r = ider.simulate("no motor at joint 3", t_eval=np.linspace(0.0, 0.3, 31), refine=False, stop_tol=tol)
     s = kappa_series(r)
     assert s.stop_tol == tol != ider.STOP_TOL
-    assert r.status == "singular" and tol < s.kappa.min() < 2 * tol   # stopped at this threshold
+    assert (r.status, r.event) == ("event", "singular") and tol < s.kappa.min() < 2 * tol   # stopped at this threshold
     assert kappa_series(r, stop_tol=ider.STOP_TOL).stop_tol == ider.STOP_TOL   # an explicit one wins
 
 
 def test_kappa_axis_draws_the_series_the_threshold_and_the_stop(stopped):
-    """The κ axis shows kappa_series's κ and ρ, the threshold line and the stop line at t_fail."""
+    """The κ axis shows kappa_series's κ and ρ, the threshold line and the stop line at t_stop."""
     r = stopped.result
     s = kappa_series(r)
     fig = draw(stopped, arm=False)
@@ -173,7 +173,7 @@ def test_kappa_axis_draws_the_series_the_threshold_and_the_stop(stopped):
     np.testing.assert_array_equal(kappa.get_xydata(), np.column_stack([r.t, r.conditioning]))
     np.testing.assert_array_equal(reach.get_xydata(), np.column_stack([r.t, s.reach]))
     assert set(threshold.get_ydata()) == {ider.STOP_TOL}
-    assert set(stop.get_xdata()) == {r.t_fail}
+    assert set(stop.get_xdata()) == {r.t_stop}
     assert ax.get_yscale() == "log" and ax.get_ylim()[0] < ider.STOP_TOL
 
 
@@ -244,11 +244,11 @@ def test_moments_axis_of_a_real_infeasible_run_is_clipped_at_the_stop(stopped):
     0.009 s before the stop); the axis ends near −350 N·m and the title names the peak.
     """
     r = stopped.result
-    assert r.status == "singular" and 0.25 < r.t_fail < 0.26 and r.t[-1] < r.t_fail
+    assert r.status == "event" and 0.25 < r.t_stop < 0.26 and r.t[-1] < r.t_stop
     fig = draw(stopped, arm=False)
     ax = next(a for a in fig.axes if a.get_gid() == "moments")
     lo, hi = ax.get_ylim()
-    early = r.t <= 0.9 * r.t_fail
+    early = r.t <= 0.9 * r.t_stop
     assert lo <= r.tau[early].min() and r.tau[early].max() <= hi  # nothing before the tail is cut
     assert -400.0 < lo < -324.0 and r.tau[-1, 0] < -650.0 and r.tau[-1, 0] < 1.8 * lo  # the last is cut
     assert np.abs(stopped.ghost.tau).max() < -lo  # the ghost completed and fits inside
@@ -285,8 +285,8 @@ def test_ghost_arm_is_the_conventional_state_at_the_nearest_sample():
 
     Chosen run every 0.05 s, ghost every 0.03 s: nearest ghost samples worked out by hand.
     """
-    r = ider.simulate(PAPER_A, t_end=0.3, t_eval=np.linspace(0.0, 0.3, 7))
-    g = ider.simulate(None, t_end=0.3, t_eval=np.linspace(0.0, 0.3, 11))
+    r = ider.simulate(PAPER_A, t_span=(0.0, 0.3), t_eval=np.linspace(0.0, 0.3, 7))
+    g = ider.simulate(None, t_span=(0.0, 0.3), t_eval=np.linspace(0.0, 0.3, 11))
     # t = 0, .05, .10, .15, .20, .25, .30  ->  ghost t = 0, .06, .09, .15, .21, .24, .30
     nearest = [0, 2, 3, 5, 7, 8, 10]
     frames = ArmFrames(r, ghost=g)

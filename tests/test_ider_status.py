@@ -23,9 +23,12 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
+import opalg
 from opalg import ider
+from opalg.algorithms.constrained import singular as constrained_singular
 from opalg.errors import StateError
 from opalg.ider import panel
+from opalg.simulate import integrate
 from test_ider import run as preset_run  # its cache: the preset runs are shared with test_ider.py
 
 from helpers import measured
@@ -139,30 +142,31 @@ def integrator_gives_up():
 
 
 def test_run_past_the_reach_stops_there_with_time_reason_and_trajectory():
-    """simulate(None, t_end=10): status 'singular' at the reach (not a RuntimeError), t_singular = reach time."""
+    """simulate(None, t_span=(0, 10)): status 'event' (event 'reach') at the reach, never 'completed' nor a
+    RuntimeError; t_singular = reach time."""
     out = past_the_reach()
     r, t_reach = out.result, reach_time()
-    assert r.status == "singular" and not r.ok
+    assert r.status == "event" and r.event == "reach" and not r.ok
     # The reach event stops at σ_min/σ_max(B) = 1e-3, ~1.5e-5 s before the reach itself.
-    assert 4.7 < r.t_fail < t_reach < r.t_fail + 1e-4
+    assert 4.7 < r.t_stop < t_reach < r.t_stop + 1e-4
     # t_singular solves |path(t)| = 3 m by brentq (xtol 1e-14); the closed form rounds at ~1e-15.
     assert abs(r.t_singular - t_reach) <= REACH_TIME_TOL
-    assert r.message.startswith(f"stopped at t = {r.t_fail:.4f} s: the path leaves the arm's reach")
+    assert r.message.startswith(f"stopped at t = {r.t_stop:.4f} s: the path leaves the arm's reach")
     assert f"at t = {t_reach:.5f} s" in r.message
     # The trajectory up to the stop is kept: every requested sample before it, on the path
     # (rtol = atol = 1e-6 over 4.7 s leaves ~1e-6 m of drift; 1e-5 m has margin).
     te = np.linspace(0.0, 10.0, 101)
-    np.testing.assert_array_equal(r.t, te[te <= r.t_fail])
-    for f in ("q", "qd", "qdd", "tau", "v", "tip", "tip_error", "conditioning"):
+    np.testing.assert_array_equal(r.t, te[te <= r.t_stop])
+    for f in ("q", "v", "qdd", "tau", "forces", "tip", "tip_error", "conditioning"):
         assert len(getattr(r, f)) == len(r.t) == 48, f
     tips = np.array([tip_B_h(q, np.zeros(3))[0] for q in r.q])
     assert np.abs(tips - np.stack([tips[0, 0] - r.t, np.full(48, tips[0, 1])], 1)).max() <= 1e-5
     # The reason is true: at the stop the path point is within 3e-5 m of the 3 m reach, so the arm
     # must be stretched out almost straight (B nearly rank 1).
     (x0, y0), _, _ = tip_B_h(THETA0, np.zeros(3))
-    assert 0 < L.sum() - np.hypot(x0 - r.t_fail, y0) < 3e-5
+    assert 0 < L.sum() - np.hypot(x0 - r.t_stop, y0) < 3e-5
     assert not out.feasible
-    assert out.verdict.startswith(f"infeasible: stopped at t = {r.t_fail:.4f} s: the path leaves")
+    assert out.verdict.startswith(f"infeasible: stopped at t = {r.t_stop:.4f} s: the path leaves")
 
 
 def test_failed_integration_is_a_status_with_time_reason_and_trajectory():
@@ -170,18 +174,25 @@ def test_failed_integration_is_a_status_with_time_reason_and_trajectory():
     out = integrator_gives_up()
     r = out.result
     t_last, tail = reference_singular_time("no motor at joint 3")
-    assert r.status == "failed" and not r.ok and r.t_singular is None
+    assert r.status == "failed" and not r.ok and r.event is None and r.t_singular is None
     # The solver gives up at the singularity: within the rtol = 1e-6 integration error of it.
-    assert abs(r.t_fail - (t_last + tail)) <= 1e-6
-    assert r.message.startswith(f"integration failed at t = {r.t_fail:.4f} s: Required step size")
+    assert abs(r.t_stop - (t_last + tail)) <= 1e-6
+    assert r.message.startswith(f"integration failed at t = {r.t_stop:.4f} s: the DOP853 solver failed: "
+                                "Required step size")
     assert "likely reason: the control directions become singular" in r.message
-    np.testing.assert_array_equal(r.t, T101[T101 <= r.t_fail])
-    assert len(r.q) == len(r.t) == 27 and r.tip_error.max() <= 1e-5
-    assert not out.feasible and out.verdict.startswith(f"failed: integration failed at t = {r.t_fail:.4f} s")
+    # Every sample asked for up to the last time reached is kept, with its extras.
+    np.testing.assert_array_equal(r.t, T101[T101 <= r.t_stop])
+    assert len(r.q) == len(r.v) == len(r.tau) == len(r.forces) == len(r.t) == 27 and r.tip_error.max() <= 1e-5
+    assert not out.feasible and out.verdict.startswith(f"failed: integration failed at t = {r.t_stop:.4f} s")
 
 
 def test_an_exception_inside_the_rhs_ends_the_run_as_failed(monkeypatch):
-    """A numerical error raised by the solve from t = 0.1 on: status 'failed', named, samples kept."""
+    """A numerical error raised by the solve from t = 0.1 on: status 'failed', named, samples kept.
+
+    The seam (opalg.simulate.integrate) ends the run at the first raise, in whichever trial stage of
+    a step it comes: t_stop is the last accepted time before it, and the message also names the
+    time of the raise (beyond 0.1).
+    """
     real = ider._dynamics
 
     def broken(model, Zc, formulation, stab, t, *args, **kw):
@@ -191,15 +202,34 @@ def test_an_exception_inside_the_rhs_ends_the_run_as_failed(monkeypatch):
 
     monkeypatch.setattr(ider, "_dynamics", broken)
     te = np.linspace(0.0, 0.3, 31)
-    r = ider.simulate(NO_M1, t_end=0.3, t_eval=te, rtol=1e-9, atol=1e-9)
-    assert r.status == "failed" and 0.05 < r.t_fail <= 0.1
-    assert f"integration failed at t = {r.t_fail:.4f} s" in r.message
-    assert "LinAlgError: injected for the test" in r.message
-    np.testing.assert_array_equal(r.t, te[te <= r.t_fail])
-    # A programming error is not a numerical failure: it propagates.
+    r = ider.simulate(NO_M1, t_span=(0.0, 0.3), t_eval=te, rtol=1e-9, atol=1e-9)
+    assert r.status == "failed" and r.event is None and 0.0 < r.t_stop <= 0.1
+    assert f"integration failed at t = {r.t_stop:.4f} s: the right-hand side raised LinAlgError: " \
+           "injected for the test (at t = " in r.message
+    t_raise = float(r.message.split("(at t = ")[1].split(")")[0])
+    assert t_raise > 0.1 and t_raise > r.t_stop
+    assert len(r.t) >= 2 and r.t[-1] <= r.t_stop
+    np.testing.assert_array_equal(r.t, te[te <= r.t_stop])
+    assert len(r.tau) == len(r.t) and r.tip_error.max() <= 1e-9     # the samples before it, intact
+    # An error already at t = 0 (a bug, not a numerical failure) propagates before any integration.
     monkeypatch.setattr(ider, "_dynamics", lambda *a, **k: (_ for _ in ()).throw(TypeError("bug")))
     with pytest.raises(TypeError, match="bug"):
-        ider.simulate(NO_M1, t_end=0.3)
+        ider.simulate(NO_M1, t_span=(0.0, 0.3))
+
+
+def test_a_stop_before_the_end_is_an_event_never_completed():
+    """t_span ends 0.04 s after the singular stop of "no motor at joint 3": status "event", the time in
+    the message, no sample beyond it; a stop before the first sample asked for keeps none (shapes kept)."""
+    r = ider.simulate("no motor at joint 3", t_span=(0.0, 0.3), t_eval=np.linspace(0.0, 0.3, 31), refine=False,
+                      rtol=1e-9, atol=1e-9)
+    assert (r.status, r.event, r.ok) == ("event", "singular", False)
+    assert 0.25 < r.t_stop < 0.26 and f"stopped at t = {r.t_stop:.4f} s" in r.message
+    assert r.t[-1] <= r.t_stop and len(r.t) == 26
+    late = ider.simulate("no motor at joint 3", t_span=(0.0, 0.3), t_eval=[0.27, 0.3], refine=False,
+                         rtol=1e-9, atol=1e-9)
+    assert late.status == "event" and late.t_stop == r.t_stop and late.t.shape == (0,)
+    assert late.q.shape == late.v.shape == late.qdd.shape == late.tau.shape == (0, 3)
+    assert late.forces.shape == late.tip.shape == (0, 2) and late.conditioning.shape == late.tip_error.shape == (0,)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,20 +247,73 @@ def test_t_singular_matches_where_the_determinant_vanishes(preset, tol):
     """
     r = preset_run(preset)
     t_last, tail = reference_singular_time(preset)
-    assert r.status == "singular" and r.t_fail < t_last < r.t_singular + tol
+    assert (r.status, r.event) == ("event", "singular") and r.t_stop < t_last < r.t_singular + tol
     assert abs(r.t_singular - (t_last + tail)) <= tol
     assert f"become singular (κ → 0) at t = {r.t_singular:.5f} s" in r.message
     if preset == "no motor at joint 3":
         assert f"{r.t_singular:.5f}" == "0.26403"           # the issue's value, 5.5 ms after the stop
-        assert 5e-3 < r.t_singular - r.t_fail < 6e-3
+        assert 5e-3 < r.t_singular - r.t_stop < 6e-3
 
 
 def test_t_singular_is_none_without_a_singularity_or_refinement():
     """Completed runs and refine=False report no singular time."""
-    r = ider.simulate(NO_M1, t_end=0.2, t_eval=[0.0, 0.2])
-    assert r.ok and r.t_singular is None and r.t_fail is None
+    r = ider.simulate(NO_M1, t_span=(0.0, 0.2), t_eval=[0.0, 0.2])
+    assert r.ok and r.t_singular is None and r.t_stop == 0.2 and r.event is None
     r = ider.simulate("no motor at joint 3", t_eval=[0.0, 0.1], refine=False, rtol=1e-9, atol=1e-9)
-    assert r.status == "singular" and r.t_singular is None and "κ → 0" not in r.message
+    assert r.status == "event" and r.t_singular is None and "κ → 0" not in r.message
+
+
+#: singular_time on μ = (t* − t)^(1/p), whose law t = t* − μᵖ is the fit's first term: its error is
+#: that of the stop time the integration locates (rtol = atol = 1e-12), relative to t*.
+TOY_TOL = measured(1e-11, 4.4e-13, "200 random p in [1.2, 3], t* in [0.05, 3] under 3 kernels")
+
+
+def toy(p, t_star):
+    """A state [μ, s, μ̇, ṡ, clock] (nq = 2, one more entry) with μ = (t* − t)^(1/p), ṡ = 1: the rates
+    grow like μ^(1−p) as μ → 0 at t*.  |μ| in the rhs keeps a trial stage beyond t* finite."""
+    def rhs(t, x):
+        return [x[2], x[3], (p - 1) / p * x[2] * abs(x[0]) ** (-p), 0.0, 1.0]
+    mu0 = t_star ** (1 / p)
+    return rhs, np.array([mu0, 0.0, -mu0 ** (1 - p) / p, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("p,t_star", [(2.0, 1.0), (1.39, 0.37), (3.0, 2.5)])
+def test_singular_time_finds_the_end_of_a_known_law(p, t_star):
+    """Generic in the state (nq = 2 of 5 entries): stop_event stops at μ = tol, singular_time finds t*."""
+    rhs, x0 = toy(p, t_star)
+    mu = lambda q: q[0]  # noqa: E731
+    ev = constrained_singular.stop_event(mu, 1e-3, nq=2, name="mu")
+    run = integrate(rhs, x0, (0.0, 2 * t_star), events=ev, rtol=1e-12, atol=1e-12)
+    assert (run.status, run.event) == ("event", "mu")
+    assert abs(run.t_stop - (t_star - 1e-3**p)) <= TOY_TOL * t_star         # the stop: μ = tol
+    t_found = constrained_singular.singular_time(rhs, mu, run.t_stop, run.y_stop, 1e-3, nq=2)
+    assert abs(t_found - t_star) <= TOY_TOL * t_star
+
+
+def test_singular_time_is_none_where_no_singularity_lies_ahead():
+    """μ rising at the stop, or levelling off above tol/10: None (no law is forced onto them)."""
+    mu = lambda q: q[0]  # noqa: E731
+    rising = lambda t, x: [x[1], 0.0]  # noqa: E731
+    assert constrained_singular.singular_time(rising, mu, 0.0, [1e-3, 1.0], 1e-3) is None
+    settles = lambda t, x: [x[1], -x[1]]  # μ̇ = −(μ − tol/2): μ → 5e-4 > tol/10  # noqa: E731
+    assert constrained_singular.singular_time(settles, mu, 0.0, [1e-3, -5e-4], 1e-3) is None
+    with pytest.raises(StateError, match=r"x_stop must be a state \[q; q̇; …\] with nq = 3"):
+        constrained_singular.singular_time(rising, mu, 0.0, [1e-3, 1.0], 1e-3, nq=3)
+    with pytest.raises(StateError, match=r"tol must be a number in \(0, 1\), got 0"):
+        constrained_singular.stop_event(mu, 0)
+    with pytest.raises(StateError, match=r"measure must be callable"):
+        constrained_singular.stop_event(1e-3)
+
+
+def test_feasibility_measure_is_conditioning_of_the_arm():
+    """κ(q) of feasibility_measure = conditioning(crba, B, Z) (the same operations), dense and by passes."""
+    model, q = ider.arm(), ider.THETA0 + np.array([0.1, -0.2, 0.3])
+    B = ider.tip_jacobian(q)
+    for Z, directions in ((B, None), (np.array(NO_M1), NO_M1), (np.array(NO_M1), lambda q: np.array(NO_M1))):
+        kappa = constrained_singular.feasibility_measure(model, ider.tip_jacobian, directions)
+        assert kappa(q) == ider.conditioning(opalg.crba(model, q), B, Z)
+        passes = constrained_singular.feasibility_measure(model, ider.tip_jacobian, directions, passes=True)
+        assert passes(q) == ider.conditioning_passes(model, q, B, Z)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,9 +326,14 @@ BAD = [
     (dict(stop_tol=np.nan), r"stop_tol must be a number in \(0, 1\), got nan"),
     (dict(stop_tol="1e-3"), r"stop_tol must be .*got '1e-3' \(a str; strings are never parsed\)"),
     (dict(stop_tol=True), r"stop_tol must be .*got True \(a bool"),
-    (dict(t_end="1.0"), r"t_end must be a positive number of seconds, got '1.0' \(a str"),
-    (dict(t_end=True), r"t_end must be .*got True"),
-    (dict(t_end=None), r"t_end must be .*got None"),
+    (dict(t_span=(0.0, "1.0")), r"t_span\[1\] must be a positive number of seconds .*got '1.0' \(a str"),
+    (dict(t_span=(0.0, True)), r"t_span\[1\] must be .*got True"),
+    (dict(t_span=(0.0, None)), r"t_span\[1\] must be .*got None"),
+    (dict(t_span=(0.5, 1.0)), r"t_span\[0\] must be 0 \(the arm starts on the path at t = 0\), got 0.5"),
+    (dict(t_span=None), r"t_span must be a pair \(0, t_end\) of seconds, got None"),
+    (dict(t_span="01"), r"t_span must be a pair \(0, t_end\) of seconds, got '01'"),
+    (dict(t_span=(0.0, 0.5, 1.0)), r"t_span must be a pair"),
+    (dict(method="Euler"), r"method must be one of \['BDF', 'DOP853', 'LSODA', 'RK45', 'Radau'\], got 'Euler'"),
     (dict(gravity="9.81"), r"gravity must be a finite number .*got '9.81' \(a str"),
     (dict(gravity=False), r"gravity must be .*got False"),
     (dict(gravity=np.inf), r"gravity must be a finite number"),
@@ -272,10 +360,11 @@ BAD = [
 
 @pytest.fixture
 def no_integration(monkeypatch):
-    """Fail the test if solve_ivp is reached (validation must come first)."""
+    """Fail the test if the integrator seam is reached (validation must come first)."""
     def refuse(*a, **k):
         raise AssertionError("integration started before the bad argument was refused")
-    monkeypatch.setattr(ider, "solve_ivp", refuse)
+    monkeypatch.setattr(ider, "integrate", refuse)
+    monkeypatch.setattr(constrained_singular, "integrate", refuse)
 
 
 @pytest.mark.parametrize("kwargs,match", BAD, ids=[f"{k}={v!r}" for kw, _ in BAD for k, v in kw.items()])
@@ -305,3 +394,50 @@ def test_sweep_and_panel_inherit_the_validation(no_integration):
         panel.evaluate(["conventional"])
     with pytest.raises(StateError, match=r"gravity must be a finite number .*'1.0'"):
         ider.arm(gravity="1.0")
+
+
+# ---------------------------------------------------------------------------------------------
+# The previous release's names, for one release
+# ---------------------------------------------------------------------------------------------
+
+def test_old_t_end_is_accepted_with_a_deprecation_warning():
+    """t_end= (and a number as the second argument) runs t_span = (0, t_end), warning at the caller."""
+    te = [0.0, 0.1, 0.2]
+    new = ider.simulate(NO_M1, t_span=(0.0, 0.2), t_eval=te)
+    with pytest.warns(DeprecationWarning, match=r"ider.simulate: the keyword t_end is now t_span") as w:
+        old = ider.simulate(NO_M1, t_end=0.2, t_eval=te)
+    assert w[0].filename == __file__                      # it points at the call, not into opalg
+    with pytest.warns(DeprecationWarning, match=r"a number as the second argument is the old t_end") as w:
+        pos = ider.simulate(NO_M1, 0.2, t_eval=te)
+    assert w[0].filename == __file__
+    for r in (old, pos):
+        assert r.ok and r.settings["t_span"] == (0.0, 0.2) and r.t_stop == 0.2
+        assert np.array_equal(r.q, new.q) and np.array_equal(r.forces, new.forces)
+    with pytest.warns(DeprecationWarning, match="t_end"):
+        sw = ider.feasibility_sweep([np.pi / 2], t_end=0.2)
+    assert sw["feasible"].tolist() == [True] and np.isnan(sw["t_stop"]).all()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_old_t_end_keeps_its_checks(no_integration):
+    """The old name's values are refused as before, naming t_end; both names, or an unknown one, too."""
+    for bad, match in (("1.0", r"t_end must be a positive number of seconds, got '1.0' \(a str"),
+                       (True, r"t_end must be .*got True"), (None, r"t_end must be .*got None"),
+                       (-1.0, r"t_end must be a positive number of seconds, got -1.0")):
+        with pytest.raises(StateError, match=match):
+            ider.simulate(NO_M1, t_end=bad)
+    with pytest.raises(StateError, match=r"give t_span or its old name t_end, not both"):
+        ider.simulate(NO_M1, t_span=(0.0, 0.2), t_end=0.2)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'tend'"):
+        ider.simulate(NO_M1, tend=0.2)
+
+
+def test_ider_result_is_a_deprecated_name_of_trajectory():
+    from opalg.simulate import Trajectory
+
+    with pytest.warns(DeprecationWarning, match=r"IderResult is now opalg.simulate.Trajectory"):
+        assert ider.IderResult is Trajectory
+    r = ider.simulate(NO_M1, t_span=(0.0, 0.1), t_eval=[0.0, 0.1])
+    assert isinstance(r, Trajectory) and r.qdd.shape == (2, 3)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        ider.nothing  # noqa: B018

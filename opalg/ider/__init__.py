@@ -19,34 +19,39 @@ Decisions on the paper's open points:
 * **sign of v**: applied forces, τ = Zᵀ v (see :mod:`opalg.algorithms.constrained`).
 
 Modules: :mod:`opalg.ider.geometry` (the arm, its tip path and the constraint B, h,
-re-derived), :mod:`opalg.ider.singular` (how a run ends when it cannot go on), this one
-(the simulation), :mod:`opalg.ider.feasibility` (κ(t) and the reach measure along a run, and
-the display rule that clips the moments at a stop), :mod:`opalg.ider.panel` and
+re-derived), this one (the simulation: Ider's method of :mod:`opalg.algorithms.constrained`,
+its stop events and the singular time of :mod:`opalg.algorithms.constrained.singular`, stepped
+by :func:`opalg.simulate.integrate`), :mod:`opalg.ider.singular` (this arm's reach time, and the
+likely reason a run failed), :mod:`opalg.ider.feasibility` (κ(t) and the reach measure along a
+run, and the display rule that clips the moments at a stop), :mod:`opalg.ider.panel` and
 :mod:`opalg.ider.panel_plots` (the notebook's widget panel and its pictures).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import warnings
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from opalg.algorithms.crba import crba
 from opalg.algorithms.rnea import bias
 from opalg.algorithms.constrained import (
-    InfeasibleDirections, conditioning, force_directions, solve_augmented, solve_reduced)
-from opalg.algorithms.constrained.passes import conditioning_passes, solve_passes
+    InfeasibleDirections, conditioning, feasibility_measure, force_directions, singular_time, solve_augmented,
+    solve_reduced, stop_event)
+from opalg.algorithms.constrained.passes import conditioning_passes, solve_passes  # noqa: F401
 from opalg.errors import StateError
-from opalg.ider._inputs import _real, _settings
+from opalg.ider._inputs import _real, _settings, _time_span
 # The arm's parameters and kinematics (opalg.ider.geometry) are public names of opalg.ider too.
 from opalg.ider.geometry import _tip_terms
 from opalg.ider.geometry import (
     INERTIAS, LENGTHS, MASSES, THETA0, TIP0, V_A, arm, initial_speeds, joint_points, path, reach_measure, tip,
     tip_bias, tip_jacobian)
-from opalg.ider.singular import STOP_TOL, _NUMERICAL, _diagnosis, _reach_time, _singular_time
+from opalg.ider.singular import STOP_TOL, _diagnosis, _reach_time
 # Why a run stops, as series to plot (the panel's κ(t) axis).
 from opalg.ider.feasibility import FeasibilitySeries, display_limits, kappa_series  # noqa: F401
+from opalg.simulate import Trajectory, integrate
+from opalg.simulate.compat import renamed
+from opalg.simulate.integrate import METHODS
 
 
 #: Control-force directions of the widget presets (None: the conventional model Z = B).
@@ -79,39 +84,14 @@ def directions(A, q) -> np.ndarray:
     return force_directions(B, A)
 
 
-@dataclass
-class IderResult:
-    """Simulation output; arrays are sampled at ``t`` (s), up to where the run ended.
-
-    ``q`` (rad), ``qd`` (rad/s), ``qdd`` (rad/s²): relative joint angles and rates;
-    ``tau`` (N·m): joint moments a motor applies, τ = M ẏ + Q − F = Zᵀ v;
-    ``v``: applied force magnitudes (λ for the conventional model, μ for control forces);
-    ``tip`` (m) and ``tip_error`` (m, distance from the path); ``conditioning``:
-    :func:`opalg.algorithms.constrained.conditioning` (1 best, 0 singular).  ``status``:
-    ``"completed"``, ``"singular"`` (stopped at a singularity: of the control
-    directions, or of B as the path leaves the arm's reach) or ``"failed"`` (the
-    integrator gave up); ``message`` names the time and the reason; ``t_fail`` is
-    the stop (or last reached) time, ``t_singular`` that of the singularity itself.
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    tau: np.ndarray
-    v: np.ndarray
-    tip: np.ndarray
-    tip_error: np.ndarray
-    conditioning: np.ndarray
-    status: str
-    message: str
-    t_fail: float | None = None
-    settings: dict = field(default_factory=dict)
-    t_singular: float | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "completed"
+def __getattr__(name):
+    # IderResult, the result class of the previous release: every run is now a Trajectory.
+    if name == "IderResult":
+        warnings.warn("opalg.ider.IderResult is now opalg.simulate.Trajectory (qd is v, v is forces, t_fail is "
+                      "t_stop, status 'singular' is 'event'); the name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return Trajectory
+    raise AttributeError(f"module 'opalg.ider' has no attribute {name!r}")
 
 
 def _dynamics(model, Zc, formulation, stab, t, q, y, check=True):
@@ -128,21 +108,28 @@ def _dynamics(model, Zc, formulation, stab, t, q, y, check=True):
     return solve(Mq, Qv, np.zeros(3), B, h, Z, check=check), Mq, Qv, B, Z
 
 
-def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float = 0.0,
-             formulation: str = "augmented", t_eval=None, stabilization=None,
-             rtol: float = 1e-12, atol: float = 1e-12, stop_tol: float = STOP_TOL,
-             refine: bool = True) -> IderResult:
+#: The default time span of :func:`simulate` (the paper's 1-s motion).
+_SPAN = (0.0, 1.0)
+
+
+def simulate(A=None, t_span=_SPAN, inertia: str = "joint", gravity: float = 0.0,
+             formulation: str = "augmented", t_eval=None, stabilization=None, method: str = "DOP853",
+             rtol: float = 1e-12, atol: float = 1e-12, stop_tol: float = STOP_TOL, refine: bool = True,
+             **old) -> Trajectory:
     r"""Simulate the arm with its tip on the path of eq. 20, conventional or with control forces A.
 
-    Every run ends with a status and a message naming the time and the reason, and
-    returns the trajectory computed until then (:class:`IderResult`).
+    The initial state is the paper's (θ0 at t = 0, :func:`initial_speeds`); every run ends with a
+    status and a message naming the time and the reason, and returns the trajectory computed
+    until then.
 
     Parameters
     ----------
     A : None, "conventional", a preset name of :data:`PRESETS`, or (2, 3) array_like
         Control-force directions; None is the conventional model (Z = B).
-    t_end : float
-        Duration (s).
+    t_span : (0, t_end)
+        Time span (s); it starts at 0, where the tip is on the path.  (The previous release's
+        ``t_end``, a keyword or a number as the second argument, is accepted with a
+        DeprecationWarning.)
     inertia : {"joint", "com"}
         Reading of the paper's I_i (see the module docstring).
     gravity : float
@@ -151,17 +138,35 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
         Eq. 17, eqs. 18–19, or the Schur complement from O(n) innovations passes, no
         dense ℳ (:func:`~opalg.algorithms.constrained.passes.solve_passes`, :func:`~opalg.algorithms.constrained.passes.conditioning_passes`).
     t_eval : array_like, optional
-        Output times (default 201 points over [0, t_end]).
+        Output times (default 201 points over t_span).
     stabilization : None or (alpha, beta)
         Baumgarte constraint stabilization gains (1/s, ≥ 0).
+    method : {"DOP853", "RK45", "Radau", "BDF", "LSODA"}
+        The solver :func:`opalg.simulate.integrate` steps.
     rtol, atol : float
         Integrator tolerances (0 < rtol < 1, atol > 0).
     stop_tol : float
-        In (0, 1): the run stops (terminal ``solve_ivp`` events) when the feasibility measure
-        :func:`opalg.algorithms.constrained.conditioning` or :func:`reach_measure` falls to it, so it
-        never integrates through a singularity.
+        In (0, 1): the run stops (:func:`~opalg.algorithms.constrained.stop_event`) when the
+        feasibility measure :func:`opalg.algorithms.constrained.conditioning` or
+        :func:`reach_measure` falls to it, so it never integrates through a singularity.
     refine : bool
-        After such a stop, locate the singularity itself (``t_singular``; ~1 s more).
+        After such a stop, locate the singularity itself (``t_singular``,
+        :func:`~opalg.algorithms.constrained.singular_time`; ~1 s more).
+
+    Returns
+    -------
+    opalg.simulate.Trajectory
+        Sampled at ``t`` (s) up to where the run ended: ``q`` (rad) and ``v`` (rad/s) the
+        relative joint angles and rates; extras ``qdd`` (rad/s²); ``tau`` (N·m), the joint
+        moments a motor applies, τ = M ẏ + Q − F = Zᵀ v; ``forces``, the applied force
+        magnitudes v (λ for the conventional model, μ for control forces); ``tip`` (m) and
+        ``tip_error`` (m, distance from the path); ``conditioning``
+        (:func:`opalg.algorithms.constrained.conditioning`, 1 best, 0 singular); ``settings``;
+        ``t_singular``.  ``status``: "completed"; "event" (stopped at a singularity:
+        ``event`` "singular" for the control directions, "reach" where the path leaves the
+        arm's reach and B loses rank), ``t_stop`` the stop and ``t_singular`` the singularity
+        itself (None without ``refine``); or "failed" (the integrator gave up, ``t_stop`` the last
+        time reached).  ``message`` names the time and the reason.
 
     Raises
     ------
@@ -174,13 +179,19 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     Examples
     --------
     >>> from opalg import ider
-    >>> r = ider.simulate([[0, 1, 0], [0, 0, 1]], t_end=0.2, t_eval=[0.0, 0.1, 0.2])
+    >>> r = ider.simulate([[0, 1, 0], [0, 0, 1]], t_span=(0, 0.2), t_eval=[0.0, 0.1, 0.2])
     >>> r.status, bool(abs(r.tau[:, 0]).max() < 1e-10)
     ('completed', True)
+    >>> s = ider.simulate("no motor at joint 3", t_eval=[0.0, 0.1, 0.2], refine=False)
+    >>> s.status, s.event, s.message[:58]
+    ('event', 'singular', 'stopped at t = 0.2585 s: the control directions became sin')
     """
+    t_end = _time_span("ider.simulate", t_span, _SPAN, renamed("ider.simulate", old, {"t_end": "t_span"}))
     if formulation not in ("augmented", "reduced", "passes"):
         raise StateError(f"formulation must be 'augmented', 'reduced' or 'passes', got {formulation!r}")
-    t_end, te, gains = _settings(t_end, t_eval, stabilization)
+    te, gains = _settings(t_end, t_eval, stabilization)
+    if not isinstance(method, str) or method not in METHODS:
+        raise StateError(f"method must be one of {sorted(METHODS)}, got {method!r}")
     rtol = _real(rtol, "rtol", "a number in (0, 1)", lambda v: 0 < v < 1)
     atol = _real(atol, "atol", "a positive number", lambda v: v > 0)
     stop_tol = _real(stop_tol, "stop_tol", "a number in (0, 1)", lambda v: 0 < v < 1)
@@ -190,82 +201,62 @@ def simulate(A=None, t_end: float = 1.0, inertia: str = "joint", gravity: float 
     q0, y0 = THETA0.copy(), initial_speeds()
     Z0 = directions(A, q0)  # validates A before any work
     Zc = None if _is_conventional(A) else Z0  # constant control directions, or Z = B(q)
-
-    def kappa(q):
-        B = tip_jacobian(q)
-        Z = B if Zc is None else Zc
-        if formulation == "passes":
-            return conditioning_passes(model, q, B, Z)
-        return conditioning(crba(model, q), B, Z)
-
+    kappa = feasibility_measure(model, tip_jacobian, Zc, passes=formulation == "passes")
     if (k0 := kappa(q0)) <= stop_tol:
         raise InfeasibleDirections(
             f"the directions A = {np.asarray(Z0).tolist()} cannot realize the path at t = 0: "
             f"feasibility measure (cosine of the largest principal angle between B and Z in the "
             f"M⁻¹ metric) = {k0:.3g} ≤ {stop_tol:g}")
     x0 = np.concatenate([q0, y0])
-    _dynamics(model, Zc, formulation, gains, 0.0, q0, y0)  # the start is solved outside the guard
-    trouble, last = [], [0.0, x0]
+    _dynamics(model, Zc, formulation, gains, 0.0, q0, y0)  # the start is solved outside the run
 
-    def rhs(t, x):
-        try:  # the events watch feasibility, so the solves skip their own check
-            sol = _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)[0]
-        except _NUMERICAL as e:  # NaN: the solver rejects the step and retries a smaller one
-            trouble[:] = [(t, e)]
-            return np.full(6, np.nan)
-        return np.concatenate([x[3:], sol.ydot])
+    def rhs(t, x):  # the stop events watch feasibility, so the solves skip their own check
+        return np.concatenate([x[3:], _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)[0].ydot])
 
-    def singular(t, x):
-        return kappa(x[:3]) - stop_tol
-
-    def reach(t, x):
-        last[:] = [t, x]  # called at every accepted step: the last state, should the solver give up
-        return reach_measure(x[:3]) - stop_tol
-
-    events = [reach] if Zc is None else [singular, reach]  # κ ≡ 1 for Z = B
-    for ev in events:
-        ev.terminal, ev.direction = True, -1
-    ivp = solve_ivp(rhs, (0.0, t_end), x0, method="DOP853", t_eval=te, events=events, rtol=rtol, atol=atol)
+    measures = {"reach": reach_measure} if Zc is None else {"singular": kappa, "reach": reach_measure}  # κ ≡ 1 for Z = B
+    events = [stop_event(m, stop_tol, nq=3, name=name) for name, m in measures.items()]
+    sol = integrate(rhs, x0, (0.0, t_end), events=events, t_eval=te, method=method, rtol=rtol, atol=atol,
+                    name="the right-hand side")
     rows = []
-    for t, x in zip(ivp.t, ivp.y.T):
-        sol, Mq, Qv, B, Z = _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)
-        tau, kap = (Z.T @ sol.v, kappa(x[:3])) if Mq is None else (Mq @ sol.ydot + Qv, conditioning(Mq, B, Z))
-        rows.append((x[:3], x[3:], sol.ydot, tau, sol.v, kap))
-    q, qd, qdd, tau, v, kap = (np.array(c) for c in zip(*rows)) if rows else [np.zeros((0, 3))] * 6
+    for t, x in zip(sol.t, sol.y):
+        s, Mq, Qv, B, Z = _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)
+        tau, kap = (Z.T @ s.v, kappa(x[:3])) if Mq is None else (Mq @ s.ydot + Qv, conditioning(Mq, B, Z))
+        rows.append((x[:3], x[3:], s.ydot, tau, s.v, kap))
+    q, qd, qdd, tau, v, kap = ((np.array(c) for c in zip(*rows)) if rows else
+                               [np.zeros((0, 3))] * 3 + [np.zeros((0, 3)), np.zeros((0, 2)), np.zeros(0)])
     tp = tip(q) if len(q) else np.zeros((0, 2))
-    err = np.linalg.norm(tp - path(ivp.t), axis=-1) if len(q) else np.zeros(0)
-    t_fail = t_sing = None
-    if ivp.status == -1:
-        status, t_fail = "failed", float(last[0])
-        msg = (f"integration failed at t = {t_fail:.4f} s: {ivp.message} "
-               f"({_diagnosis(model, Zc, last[1], trouble, t_fail)})")
-    elif ivp.status == 1:
-        i = next(k for k, tk in enumerate(ivp.t_events) if tk.size)
-        status, t_fail, x_stop = "singular", float(ivp.t_events[i][0]), ivp.y_events[i][0]
+    err = np.linalg.norm(tp - path(sol.t), axis=-1) if len(q) else np.zeros(0)
+    t_stop, t_sing = sol.t_stop, None
+    if sol.status == "failed":
+        why = sol.message.partition(": ")[2]   # the seam's "failed at t = …: <why>"
+        msg = f"integration failed at t = {t_stop:.4f} s: {why} ({_diagnosis(model, Zc, sol.y_stop)})"
+    elif sol.status == "event":
+        x_stop = sol.y_stop
         r_tip = np.linalg.norm(tip(x_stop[:3]))
-        stretched = events[i] is reach and r_tip > 0.99 * sum(LENGTHS)
+        stretched = sol.event == "reach" and r_tip > 0.99 * sum(LENGTHS)
         if refine:  # at full stretch B loses rank exactly where the path leaves the disc
-            t_sing = _reach_time(t_fail) if stretched else _singular_time(
-                rhs, kappa if events[i] is singular else reach_measure, t_fail, x_stop, stop_tol, rtol, atol)
-        if events[i] is singular:
-            msg = (f"stopped at t = {t_fail:.4f} s: the control directions became singular "
+            t_sing = _reach_time(t_stop) if stretched else singular_time(
+                rhs, measures[sol.event], t_stop, x_stop, stop_tol, nq=3, method=method, rtol=rtol, atol=atol)
+        if sol.event == "singular":
+            msg = (f"stopped at t = {t_stop:.4f} s: the control directions became singular "
                    f"(the feasibility measure fell to {stop_tol:g}; the row spaces of CᵀM and B "
                    "intersect, so these directions cannot keep the tip on the path)")
             what = "the directions become singular (κ → 0)"
         else:
-            msg = (f"stopped at t = {t_fail:.4f} s: the path leaves the arm's reach (the tip Jacobian B loses "
+            msg = (f"stopped at t = {t_stop:.4f} s: the path leaves the arm's reach (the tip Jacobian B loses "
                    f"rank: σ_min/σ_max fell to {stop_tol:g} with the tip {r_tip:.5f} m from the base, reach "
                    f"{sum(LENGTHS):g} m)")
             what = "the path leaves the disc the arm can reach" if stretched else "B becomes singular"
         if t_sing is not None:
             msg += f"; continued beyond the stop, {what} at t = {t_sing:.5f} s"
     else:
-        status, msg = "completed", f"completed {t_end:g} s"
+        msg = f"completed {t_end:g} s"
     settings = dict(A=None if A is None else (A if isinstance(A, str) else np.asarray(A).tolist()),
-                    t_end=t_end, inertia=inertia, gravity=gravity, formulation=formulation,
-                    stabilization=gains, stop_tol=stop_tol)
-    return IderResult(np.asarray(ivp.t), q, qd, qdd, tau, v, tp, err, kap, status, msg, t_fail,
-                      settings, t_sing)
+                    t_span=(0.0, t_end), inertia=inertia, gravity=gravity, formulation=formulation,
+                    stabilization=gains, method=method, rtol=rtol, atol=atol, stop_tol=stop_tol)
+    extras = dict(qdd=qdd, tau=tau, forces=v, tip=tp, tip_error=err, conditioning=kap, settings=settings,
+                  t_singular=t_sing)
+    return Trajectory(np.asarray(sol.t), q, qd, sol.status, msg, t_stop, extras, sol.event)
 
 
 def sweep_directions(alpha) -> np.ndarray:
@@ -276,34 +267,36 @@ def sweep_directions(alpha) -> np.ndarray:
     return np.array([[np.cos(alpha), np.sin(alpha), 0.0], [0.0, 0.0, 1.0]])
 
 
-def feasibility_sweep(alphas, t_end: float = 1.0, inertia: str = "joint", gravity: float = 0.0,
-                      rtol: float = 1e-9) -> dict:
-    """Feasibility of the family A(α) (:func:`sweep_directions`) over a 1-s run.
+def feasibility_sweep(alphas, t_span=_SPAN, inertia: str = "joint", gravity: float = 0.0,
+                      rtol: float = 1e-9, **old) -> dict:
+    """Feasibility of the family A(α) (:func:`sweep_directions`) over t_span (default 1 s).
 
-    Returns a dict of arrays over ``alphas``: ``t_fail`` (s; ``nan`` where the
-    run completed, 0 where singular at the start), ``kappa_min`` (smallest
-    feasibility measure seen) and ``feasible`` (bool).  The arguments are
-    validated as by :func:`simulate`, before any integration.
+    Returns a dict of arrays over ``alphas``: ``t_stop`` (s; ``nan`` where the run completed, 0
+    where singular at the start), ``kappa_min`` (smallest feasibility measure seen) and
+    ``feasible`` (bool).  The arguments are validated as by :func:`simulate`, before any
+    integration (``t_end`` is accepted for t_span with a DeprecationWarning, as there).
 
     Examples
     --------
     >>> import numpy as np
     >>> from opalg import ider
-    >>> sw = ider.feasibility_sweep([0.0, np.pi / 2], t_end=0.5)
-    >>> sw["feasible"].tolist()
-    [False, True]
+    >>> sw = ider.feasibility_sweep([0.0, np.pi / 2], t_span=(0, 0.5))
+    >>> sw["feasible"].tolist(), round(float(sw["t_stop"][0]), 4)
+    ([False, True], 0.1709)
     """
+    t_end = _time_span("ider.feasibility_sweep", t_span, _SPAN,
+                       renamed("ider.feasibility_sweep", old, {"t_end": "t_span"}))
     alphas = np.array([_real(a, f"alphas[{i}]", "a finite angle (rad)")
                        for i, a in enumerate(np.ravel(np.asarray(alphas, dtype=object)))], dtype=float)
-    t_fail, kmin = np.full(alphas.shape, np.nan), np.zeros(alphas.shape)
+    t_stop, kmin = np.full(alphas.shape, np.nan), np.zeros(alphas.shape)
     for i, a in enumerate(alphas):
         try:  # refine=False: the stop time is what the sweep reports (and ~1 s saved per member)
-            r = simulate(sweep_directions(a), t_end=t_end, inertia=inertia, gravity=gravity,
+            r = simulate(sweep_directions(a), t_span=(0.0, t_end), inertia=inertia, gravity=gravity,
                          t_eval=np.linspace(0.0, t_end, 51), rtol=rtol, atol=rtol, refine=False)
         except InfeasibleDirections:
-            t_fail[i] = 0.0
+            t_stop[i] = 0.0
             continue
         kmin[i] = r.conditioning.min()
         if not r.ok:
-            t_fail[i] = r.t_fail
-    return {"alpha": alphas, "t_fail": t_fail, "kappa_min": kmin, "feasible": np.isnan(t_fail)}
+            t_stop[i] = r.t_stop
+    return {"alpha": alphas, "t_stop": t_stop, "kappa_min": kmin, "feasible": np.isnan(t_stop)}

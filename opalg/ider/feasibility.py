@@ -32,7 +32,8 @@ class FeasibilitySeries:
     """κ(t) and ρ(t) at the samples of a run, the threshold and the stop time.
 
     ``t`` (s), ``kappa`` and ``reach`` have one entry per sample; ``stop_tol`` is the threshold
-    at which the run stops; ``t_stop`` (s) the stop time, None for a run that completed.
+    at which the run stops; ``t_stop`` (s) the stop time (the run's ``t_stop``), None for a run
+    that completed.
     """
 
     t: np.ndarray
@@ -53,7 +54,7 @@ def kappa_series(result, stop_tol: float | None = None) -> FeasibilitySeries:
 
     Parameters
     ----------
-    result : IderResult
+    result : opalg.simulate.Trajectory
         A run of :func:`opalg.ider.simulate`.
     stop_tol : float, optional
         The threshold to draw; default the one the run was simulated with
@@ -64,18 +65,18 @@ def kappa_series(result, stop_tol: float | None = None) -> FeasibilitySeries:
     >>> from opalg import ider
     >>> r = ider.simulate("no motor at joint 3", t_eval=[0.0, 0.1, 0.2], refine=False)
     >>> s = ider.kappa_series(r)
-    >>> r.status, s.stop_tol, bool(s.kappa.min() > s.stop_tol), round(s.t_stop, 3)
-    ('singular', 0.001, True, 0.259)
+    >>> r.status, r.event, s.stop_tol, bool(s.kappa.min() > s.stop_tol), round(s.t_stop, 3)
+    ('event', 'singular', 0.001, True, 0.259)
     """
 
     if not hasattr(result, "conditioning") or not hasattr(result, "q"):
-        raise TypeError(f"kappa_series needs an IderResult, got {type(result).__name__}")
+        raise TypeError(f"kappa_series needs a run of opalg.ider.simulate, got {type(result).__name__}")
     if stop_tol is None:
         stop_tol = (getattr(result, "settings", None) or {}).get("stop_tol", STOP_TOL)
     tol = float(stop_tol)
     q = np.asarray(result.q, dtype=float)
     reach = np.array([reach_measure(qi) for qi in q]) if len(q) else np.zeros(0)
-    t_stop = None if result.status == "completed" else result.t_fail
+    t_stop = None if result.status == "completed" else result.t_stop
     return FeasibilitySeries(np.asarray(result.t, dtype=float), np.asarray(result.conditioning, dtype=float),
                              reach, tol, None if t_stop is None else float(t_stop))
 

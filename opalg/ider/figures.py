@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from opalg.ider import PRESETS, THETA0, IderResult, joint_points, path, simulate
+from opalg.ider import PRESETS, THETA0, joint_points, path, simulate
+from opalg.simulate import Trajectory
 
 #: The paper's control-force directions (eq. 24): no motor at joint 1.
 A_PAPER = PRESETS["no motor at joint 1"]
@@ -36,7 +37,7 @@ _SERIES = {
 }
 
 
-def runs(inertia: str = "joint", gravity: float = 0.0) -> tuple[IderResult, IderResult]:
+def runs(inertia: str = "joint", gravity: float = 0.0) -> tuple[Trajectory, Trajectory]:
     """The conventional and the control-force run of section 4, sampled at :data:`T_EVAL`.
 
     Both use :func:`opalg.ider.simulate`'s defaults otherwise (DOP853, rtol = atol = 1e-12).
@@ -50,7 +51,7 @@ def runs(inertia: str = "joint", gravity: float = 0.0) -> tuple[IderResult, Ider
 
     Returns
     -------
-    (IderResult, IderResult)
+    (Trajectory, Trajectory)
         ``(conventional, control_force)``.
 
     Examples
@@ -65,7 +66,7 @@ def runs(inertia: str = "joint", gravity: float = 0.0) -> tuple[IderResult, Ider
     return conv, ctrl
 
 
-def series(result: IderResult, kind: str) -> np.ndarray:
+def series(result: Trajectory, kind: str) -> np.ndarray:
     """The plotted quantity of one run, shape (len(t), 3).
 
     ``"displacements"``: Δθ_i = θ_i(t) − θ_i(0) in degrees; ``"rates"``: θ̇_i (rad/s);
@@ -75,20 +76,20 @@ def series(result: IderResult, kind: str) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from opalg.ider import figures, simulate
-    >>> r = simulate(None, t_end=0.1, t_eval=[0.0, 0.1])
+    >>> r = simulate(None, t_span=(0, 0.1), t_eval=[0.0, 0.1])
     >>> bool(np.all(figures.series(r, "displacements")[0] == 0))
     True
     """
     if kind == "displacements":
         return np.rad2deg(result.q - result.q[0])
     if kind == "rates":
-        return result.qd
+        return result.v
     if kind == "moments":
         return result.tau
     raise ValueError(f"unknown series {kind!r}; choose one of {list(_SERIES)}")
 
 
-def plot_series(conv: IderResult, ctrl: IderResult, kind: str):
+def plot_series(conv: Trajectory, ctrl: Trajectory, kind: str):
     """Figure 2 (``"displacements"``), 3 (``"rates"``) or 4 (``"moments"``) of the paper.
 
     Solid: the conventional run, all three joints; dashed: the control-force run (for the
@@ -103,8 +104,8 @@ def plot_series(conv: IderResult, ctrl: IderResult, kind: str):
     --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> from opalg.ider import figures, simulate
-    >>> conv = simulate(None, t_end=0.1, t_eval=[0.0, 0.05, 0.1])
-    >>> ctrl = simulate(figures.A_PAPER, t_end=0.1, t_eval=[0.0, 0.05, 0.1])
+    >>> conv = simulate(None, t_span=(0, 0.1), t_eval=[0.0, 0.05, 0.1])
+    >>> ctrl = simulate(figures.A_PAPER, t_span=(0, 0.1), t_eval=[0.0, 0.05, 0.1])
     >>> fig = figures.plot_series(conv, ctrl, "rates")
     >>> print(fig.axes[0].get_ylabel())
     $\\dot\\theta_i$ (rad/s)
@@ -129,7 +130,7 @@ def plot_series(conv: IderResult, ctrl: IderResult, kind: str):
     return fig
 
 
-def plot_configurations(conv: IderResult, ctrl: IderResult):
+def plot_configurations(conv: Trajectory, ctrl: Trajectory):
     """Figure 5: the initial configuration, both final ones and the tip path (legend outside).
 
     Returns
@@ -140,8 +141,8 @@ def plot_configurations(conv: IderResult, ctrl: IderResult):
     --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> from opalg.ider import figures, simulate
-    >>> conv = simulate(None, t_end=0.1, t_eval=[0.0, 0.1])
-    >>> ctrl = simulate(figures.A_PAPER, t_end=0.1, t_eval=[0.0, 0.1])
+    >>> conv = simulate(None, t_span=(0, 0.1), t_eval=[0.0, 0.1])
+    >>> ctrl = simulate(figures.A_PAPER, t_span=(0, 0.1), t_eval=[0.0, 0.1])
     >>> len(figures.plot_configurations(conv, ctrl).axes[0].lines)
     4
     """
@@ -181,7 +182,7 @@ def frame_indices(n_samples: int, frames: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, n_samples - 1, frames)).astype(int))
 
 
-def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int = 30):
+def arm_animation(ctrl: Trajectory, conv: Trajectory | None = None, frames: int = 30):
     """A ``FuncAnimation`` of the arm while its tip follows the path (for :func:`opalg.course.display.animate`).
 
     The frames are the panel's arm picture (:class:`opalg.ider.panel_plots.ArmFrames`, one
@@ -191,9 +192,9 @@ def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int 
 
     Parameters
     ----------
-    ctrl : IderResult
+    ctrl : Trajectory
         The run to animate.
-    conv : IderResult, optional
+    conv : Trajectory, optional
         The ghost (its sample nearest to each frame's time is drawn).
     frames : int
         Number of frames, 2 … :data:`MAX_FRAMES`.
@@ -206,7 +207,7 @@ def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int 
     --------
     >>> import matplotlib; matplotlib.use("Agg")
     >>> from opalg.ider import figures, simulate
-    >>> r = simulate(figures.A_PAPER, t_end=0.2, t_eval=[0.0, 0.1, 0.2])
+    >>> r = simulate(figures.A_PAPER, t_span=(0, 0.2), t_eval=[0.0, 0.1, 0.2])
     >>> anim = figures.arm_animation(r, frames=3)
     >>> len(list(anim.new_frame_seq()))
     3
@@ -225,7 +226,7 @@ def arm_animation(ctrl: IderResult, conv: IderResult | None = None, frames: int 
     return FuncAnimation(arm.fig, step, frames=len(idx), interval=80, blit=False)
 
 
-def write_csv(path_, conv: IderResult, ctrl: IderResult) -> None:
+def write_csv(path_, conv: Trajectory, ctrl: Trajectory) -> None:
     """The plotted data as CSV: t, then per run and joint Δθ (deg), θ̇ (rad/s), T (N·m); ten
     digits relative to the largest value of that quantity over both runs and all joints."""
     cols, names, kinds = [conv.t], ["t_s"], ["t"]

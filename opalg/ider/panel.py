@@ -87,7 +87,7 @@ def _run(A, t_end: float, inertia: str, gravity: float, n_points: int, sim=None)
     # rtol 1e-9 keeps one run near 0.1–0.3 s (benchmarks/bench_ider.py); the tip
     # error stays below 1e-9 m.  The verification runs use simulate's tighter default.
     # refine=False for the same budget: locating the singularity beyond a stop costs ~1 s.
-    return sim(A, t_end=t_end, inertia=inertia, gravity=gravity, t_eval=t_eval, rtol=1e-9,
+    return sim(A, t_span=(0.0, t_end), inertia=inertia, gravity=gravity, t_eval=t_eval, rtol=1e-9,
                atol=1e-9, refine=False)
 
 

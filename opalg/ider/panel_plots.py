@@ -27,8 +27,9 @@ _LEGEND = dict(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=7, frame
 
 
 def _t_end(result) -> float:
-    t_end = result.settings.get("t_end") if getattr(result, "settings", None) else None
-    return float(t_end) if t_end is not None else float(result.t[-1])
+    """The end of the run's t_span (its last sample if it carries no settings)."""
+    settings = getattr(result, "extras", {}).get("settings") or {}
+    return float(settings["t_span"][1]) if "t_span" in settings else float(result.t[-1])
 
 
 def _stop_line(ax, t_stop, label=None) -> None:
@@ -71,7 +72,7 @@ def _plot_series(ax, r, ghost, values, ylabel: str, title: str, symbol: str, gid
         _empty(ax, "no run: singular at $t = 0$")
         return
     y = values(r)
-    t_stop = None if r.ok else r.t_fail
+    t_stop = None if r.ok else r.t_stop
     if ghost is not None and len(ghost.t):
         gy = values(ghost)
         for i in range(3):
@@ -120,13 +121,13 @@ def draw_arm(result, i: int = -1, ax=None, ghost=None):
 
     Parameters
     ----------
-    result : IderResult or None
+    result : opalg.simulate.Trajectory or None
         None (a choice singular at t = 0) or a run without samples draws a "no run" placeholder.
     i : int
         Sample index (negative counts from the end).
     ax : matplotlib Axes, optional
         Draw into it; default a new 3.6 x 3.4 in Figure (not registered with pyplot).
-    ghost : IderResult, optional
+    ghost : opalg.simulate.Trajectory, optional
 
     Returns
     -------
@@ -137,7 +138,7 @@ def draw_arm(result, i: int = -1, ax=None, ghost=None):
     >>> import numpy as np
     >>> from opalg import ider
     >>> from opalg.ider.panel_plots import draw_arm
-    >>> r = ider.simulate(ider.PRESETS["no motor at joint 1"], t_end=0.2, t_eval=[0.0, 0.1, 0.2])
+    >>> r = ider.simulate(ider.PRESETS["no motor at joint 1"], t_span=(0, 0.2), t_eval=[0.0, 0.1, 0.2])
     >>> fig = draw_arm(r, 1)
     >>> links = next(l for l in fig.axes[0].lines if l.get_gid() == "links")
     >>> bool(np.allclose(links.get_xydata(), ider.joint_points(r.q[1])))
@@ -198,7 +199,7 @@ def draw(out, fig=None, arm: bool = True, ghost=None):
         Draw into it (it should be empty); default a new pyplot figure.
     arm : bool
         Include the configuration axis (the panel shows the arm in its own animated view).
-    ghost : IderResult, optional
+    ghost : opalg.simulate.Trajectory, optional
 
     Examples
     --------
@@ -274,7 +275,7 @@ class ArmFrames:
     --------
     >>> from opalg import ider
     >>> from opalg.ider.panel_plots import ArmFrames
-    >>> r = ider.simulate(ider.PRESETS["no motor at joint 1"], t_end=0.2, t_eval=[0.0, 0.1, 0.2])
+    >>> r = ider.simulate(ider.PRESETS["no motor at joint 1"], t_span=(0, 0.2), t_eval=[0.0, 0.1, 0.2])
     >>> frames = ArmFrames(r)
     >>> frames.png(1)[:4] == b"\\x89PNG", frames.n
     (True, 3)

@@ -28,7 +28,7 @@ def _absolute(expected, tol: float, unit: str, hint: str):
 def _stop_time_joint3() -> float:
     from opalg import ider
 
-    return float(ider.simulate("no motor at joint 3", t_eval=[0.0]).t_fail)
+    return float(ider.simulate("no motor at joint 3", t_eval=[0.0]).t_stop)
 
 
 @functools.lru_cache(maxsize=1)   # a simulation or a scan: once per process
@@ -42,7 +42,7 @@ def _work_motor2() -> float:
     x, w = roots_legendre(40)
     t, w = 0.5 * (x + 1.0), 0.5 * w
     r = ider.simulate([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], t_eval=t)
-    return float(w @ (r.tau[:, 1] * r.qd[:, 1]))
+    return float(w @ (r.tau[:, 1] * r.v[:, 1]))
 
 
 @functools.lru_cache(maxsize=1)   # a simulation or a scan: once per process
@@ -100,7 +100,7 @@ EXERCISES = {
     # so any careful run is far inside it; a 0.1 % slip (the test's wrong answer) is not.
     "08.1": Exercise("08.1", "value", "a time in seconds",
                      _absolute(_stop_time_joint3, 5e-4, "s",
-                               "run ider.simulate with that preset and read IderResult.t_fail")),
+                               "run ider.simulate with that preset and read its t_stop")),
     # 1e-3 J: quadrature error of the trapezoidal rule on 201 samples of this smooth power is
     # ~1e-5 J; the work itself is ~0.35 J.
     "08.2": Exercise("08.2", "value", "a work in joules",
