@@ -156,3 +156,9 @@ def test_simulate_rejects_bad_input(kw, match):
     args.update(kw)
     with pytest.raises(StateError, match=match):
         simulate(sys, q, np.zeros(3), **args)
+
+
+def test_old_result_class_name_is_an_alias():
+    import opalg.closed
+    with pytest.warns(DeprecationWarning, match="Simulation is now opalg.simulate.Trajectory"):
+        assert opalg.closed.Simulation is Trajectory

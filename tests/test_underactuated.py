@@ -5,8 +5,9 @@ Independent routes (none calls opalg.hybrid's passes to produce an expected valu
 * Ider's augmented system [[ℳ, −Zᵀ], [B, 0]] with Z = S_a, solved densely by
   opalg.algorithms.constrained.solve_augmented from crba and bias, and its feasibility measure
   opalg.algorithms.constrained.conditioning from the dense ℳ;
-* ℳq̈ + C = τ checked at the samples of a run from crba and bias, and the work–energy balance
-  E(t) − E(0) = ∫ τ·q̇ dt with E from ℳ and the mass-centre heights written out here;
+* ℳq̈ + C = τ checked at the samples of a run (a Trajectory from opalg.simulate.integrate) from
+  crba and bias, and the work–energy balance E(t) − E(0) = ∫ τ·q̇ dt with E from ℳ and the
+  mass-centre heights written out here;
 * Ider's own simulation (opalg.ider.simulate), re-solved at its samples.
 
 Tolerances (issue 31): K·cond·ε with the condition number computed in the test where a route
@@ -18,6 +19,7 @@ and exact comparisons where the numbers are copied.
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -26,6 +28,7 @@ from scipy.integrate import simpson
 import opalg
 from opalg import ider, underactuated as ua
 from opalg.algorithms.constrained import conditioning, solve_augmented
+from opalg.simulate import Trajectory
 
 from helpers import EPS, assert_close, cond_tol, make_model, measured
 
@@ -201,7 +204,7 @@ def test_acrobot_non_collocated_coupling_is_spongs_inertial_coupling():
 
 @functools.lru_cache(maxsize=None)
 def ider_run():
-    return ider.simulate("no motor at joint 1", t_end=1.0, t_eval=np.linspace(0.0, 1.0, 21))
+    return ider.simulate("no motor at joint 1", t_span=(0.0, 1.0), t_eval=np.linspace(0.0, 1.0, 21))
 
 
 @pytest.mark.verifies("G5", route="task_control vs ider.simulate (dense augmented solve) at its samples")
@@ -212,14 +215,14 @@ def test_ider_arm_resolved_by_hybrid_route_reproduces_ider_simulate():
     run = ider_run()
     assert run.ok
     model, passive = ua.ider_arm()
-    for q, qd, qdd, tau in zip(run.q, run.qd, run.qdd, run.tau):
+    for q, qd, qdd, tau in zip(run.q, run.v, run.qdd, run.tau):
         sol = ua.task_control(model, q, qd, passive, ider.tip_jacobian(q), ider.tip_bias(q, qd))
         assert np.abs(sol.qdd - qdd).max() <= IDER_QDD
         assert np.abs(sol.tau - tau).max() <= IDER_TAU * max(1.0, np.abs(tau).max())
         # exact: the passive τ₁ = 0 is copied; Ider's own is a dense ℳq̈ + Q, 0 to round-off
         assert sol.tau[0] == 0.0 and abs(tau[0]) <= IDER_TAU1
     kappas = [ua.task_control(model, q, qd, passive, ider.tip_jacobian(q), ider.tip_bias(q, qd)).kappa
-              for q, qd in zip(run.q, run.qd)]
+              for q, qd in zip(run.q, run.v)]
     assert np.all(np.abs(np.array(kappas) - run.conditioning) <= IDER_KAPPA * run.conditioning)
 
 
@@ -236,7 +239,7 @@ def energy(model, q, qd):
 def swing_run(friction=0.0):
     arm = ua.acrobot()
     force = None if friction == 0 else (lambda t, q, qd: [-friction * qd[0]])
-    return ua.simulate(*arm, ua.swing_controller(*arm), [-np.pi / 2 + 0.1, 0, 0, 0], 3.0,
+    return ua.simulate(*arm, ua.swing_controller(*arm), [-np.pi / 2 + 0.1, 0], [0, 0], (0.0, 3.0),
                        t_eval=np.linspace(0.0, 3.0, 601), passive_force=force, rtol=1e-9, atol=1e-9)
 
 
@@ -245,17 +248,17 @@ def test_pfl_swing_obeys_the_equations_of_motion_and_pumps_energy():
     (crba, bias); the elbow follows the commanded acceleration; energy grows by the motor's work."""
     model, passive = ua.acrobot()
     run = swing_run()
-    assert run.ok and run.t[-1] == 3.0
+    assert isinstance(run, Trajectory) and run.ok and run.t[-1] == run.t_stop == 3.0
     assert np.all(run.tau[:, 0] == 0.0)          # exact: the passive τ₁ = 0 is copied
     ctrl = ua.swing_controller(model, passive)
     for i in range(0, len(run.t), 40):
-        q, qd = run.q[i], run.qd[i]
+        q, qd = run.q[i], run.v[i]
         res = opalg.crba(model, q) @ run.qdd[i] + opalg.bias(model, q, qd) - run.tau[i]
         assert np.abs(res).max() <= SWING_RES * (1 + np.abs(run.tau[i]).max())
         # exact: the controller's q̈₂ is copied (the same call on the same sample)
         assert run.qdd[i, 1] == ctrl(run.t[i], q, qd)[0]
-    E = energy(model, run.q, run.qd)
-    work = simpson(run.tau[:, 1] * run.qd[:, 1], x=run.t)
+    E = energy(model, run.q, run.v)
+    work = simpson(run.tau[:, 1] * run.v[:, 1], x=run.t)
     # Simpson's rule at 5 ms steps is measured to err by 8e-6 J here (2.5 ms steps: 3e-7 J, the
     # fourth order), the integration at rtol = atol = 1e-9 by < 1e-6 J (1e-11 moves it by 2e-7 J):
     # 3e-5 J out of a 14 J exchange.
@@ -268,42 +271,101 @@ def test_passive_friction_dissipates_what_the_motor_does_not_supply():
     b = 0.5
     run = swing_run(b)
     assert run.ok
-    assert np.array_equal(run.tau[:, 0], -b * run.qd[:, 0])    # exact: the force's own product, copied
-    E = energy(model, run.q, run.qd)
-    work = simpson(run.tau[:, 1] * run.qd[:, 1] + run.tau[:, 0] * run.qd[:, 0], x=run.t)
+    assert np.array_equal(run.tau[:, 0], -b * run.v[:, 0])    # exact: the force's own product, copied
+    E = energy(model, run.q, run.v)
+    work = simpson(run.tau[:, 1] * run.v[:, 1] + run.tau[:, 0] * run.v[:, 0], x=run.t)
     assert E[-1] - E[0] == pytest.approx(work, abs=3e-5)     # as in the frictionless run
-    assert simpson(run.tau[:, 0] * run.qd[:, 0], x=run.t) < -0.1    # friction removed energy
+    assert simpson(run.tau[:, 0] * run.v[:, 0], x=run.t) < -0.1    # friction removed energy
 
 
 def test_failed_run_keeps_its_samples_and_names_the_time():
-    """A controller that breaks at t = 0.5 s: status 'failed', the samples before 0.5 s kept."""
+    """A controller that breaks after t = 0.5 s: status 'failed', the steps before it kept, the
+    message names the last accepted time and the call that failed (at its own time)."""
     arm = ua.acrobot()
 
     def controller(t, q, qd):
         return [np.nan] if t > 0.5 else [1.0]
 
-    run = ua.simulate(*arm, controller, [-1.5, 0, 0, 0], 2.0, t_eval=np.linspace(0, 2, 41))
-    assert run.status == "failed" and not run.ok
-    # the persistent error shrinks the step onto t = 0.5 s: that is the time named
-    assert run.t_fail == pytest.approx(0.5, abs=1e-6)
-    assert f"failed at t = {run.t_fail:.6g} s" in run.message
-    assert "controller returned [nan]" in run.message
-    assert run.t[-1] == pytest.approx(0.45) and np.all(np.isfinite(run.q))     # the samples before it
-    # the kept samples are the true motion: constant elbow acceleration 1 from rest
+    run = ua.simulate(*arm, controller, [-1.5, 0], [0, 0], (0.0, 2.0), t_eval=np.linspace(0, 2, 41))
+    assert run.status == "failed" and not run.ok and run.event is None
+    # the first error ends the run: t_stop is the last accepted step, before the stage past 0.5 s
+    assert 0.0 < run.t_stop <= 0.5 and run.t[-1] <= run.t_stop
+    assert f"failed at t = {run.t_stop:.6g}: " in run.message
+    stage = float(re.search(r"controller\(t, q, v\) returned \[nan\] at t = ([0-9.]+)", run.message).group(1))
+    assert 0.5 < stage and "expected 1 finite number(s), one per active dof" in run.message
+    assert len(run.t) > 1 and np.all(np.isfinite(run.q)) and np.all(np.isfinite(run.qdd))
+    # the kept samples are the true motion: constant elbow acceleration 1 from rest (1e-8: far above
+    # the integrator's error on this quadratic, which DOP853 integrates exactly up to round-off)
     assert np.allclose(run.q[:, 1], 0.5 * run.t**2, rtol=0, atol=1e-8)
+
+
+def test_wrong_size_controller_is_refused_at_t0():
+    """Bad run: a controller returning 2 numbers for the Acrobot's one motor became NaN at t = 0
+    and scipy never returned; now a StateError at t0 naming the controller and the size."""
+    arm = ua.acrobot()
+    with pytest.raises(opalg.StateError, match=r"controller\(t, q, v\) returned \[0.0, 0.0\] at t = 0: "
+                                               r"expected 1 finite number\(s\), one per active dof"):
+        ua.simulate(*arm, lambda t, q, qd: [0.0, 0.0], [-1.5, 0], [0, 0], (0.0, 0.2))
+    with pytest.warns(DeprecationWarning), pytest.raises(opalg.StateError, match=r"controller\(t, q, v\)"):
+        ua.simulate(*arm, lambda t, q, qd: [0.0, 0.0], [-1.5, 0, 0, 0], 0.2)     # the call as reported
+    with pytest.raises(opalg.StateError, match=r"passive_force\(t, q, v\) returned \[\] at t = 0: "
+                                               r"expected 1 finite number\(s\), one per passive dof"):
+        ua.simulate(*arm, lambda t, q, qd: [0.0], [-1.5, 0], [0, 0], (0.0, 0.2), passive_force=lambda *a: [])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(t_span=(0.0, np.nan)), "t_span"),
+    (dict(t_span=(1.0, 0.0)), "t_span"),
+    (dict(t_span=(0.0, 1.0), rtol=True), "rtol"),
+    (dict(t_span=(0.0, 1.0), t_eval=[0.0, np.nan]), "t_eval"),
+    (dict(t_span=(0.0, 1.0), t_eval=[0.0, 2.0]), "t_eval"),
+    (dict(t_span=(0.0, 1.0), method="Euler"), "method"),
+])
+def test_simulate_refuses_bad_arguments_before_integrating(kwargs, match):
+    arm = ua.acrobot()
+    with pytest.raises(opalg.StateError, match=match):
+        ua.simulate(*arm, ua.swing_controller(*arm), [-1.5, 0], [0, 0], **kwargs)
 
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(t_end="1.0"), "t_end"),
     (dict(t_end=np.nan), "t_end"),
-    (dict(t_end=1.0, rtol=True), "rtol"),
-    (dict(t_end=1.0, t_eval=[0.0, np.nan]), "t_eval"),
-    (dict(t_end=1.0, t_eval=[0.0, 2.0]), "t_eval"),
+    (dict(t_end=1.0, t_span=(0.0, 1.0)), "not both"),
+    (dict(x0=[-1.5, 0, 0, 0], q0=[-1.5, 0], t_end=1.0), "not both"),
 ])
-def test_simulate_refuses_bad_arguments_before_integrating(kwargs, match):
+def test_old_arguments_are_checked_too(kwargs, match):
     arm = ua.acrobot()
-    with pytest.raises(opalg.StateError, match=match):
-        ua.simulate(*arm, ua.swing_controller(*arm), [-1.5, 0, 0, 0], **kwargs)
+    with pytest.raises(opalg.StateError, match=match), pytest.warns(DeprecationWarning):
+        ua.simulate(*arm, ua.swing_controller(*arm), **({"x0": [-1.5, 0, 0, 0]} | kwargs))
+
+
+def test_old_call_still_runs_with_a_deprecation_warning():
+    """(x0, t_end) by position or by name: the same run as (q0, v0, t_span) with the old default
+    of 401 samples over (0, t_end)."""
+    arm = ua.acrobot()
+    ctrl = ua.swing_controller(*arm)
+    new = ua.simulate(*arm, ctrl, [-1.5, 0], [0, 0], (0.0, 0.5), t_eval=np.linspace(0.0, 0.5, 401))
+    with pytest.warns(DeprecationWarning, match=r"x0, t_end, \.\.\.\) is now"):
+        by_position = ua.simulate(*arm, ctrl, [-1.5, 0, 0, 0], 0.5)
+    with pytest.warns(DeprecationWarning, match="x0 is now q0, v0"), \
+            pytest.warns(DeprecationWarning, match="t_end is now t_span"):
+        by_name = ua.simulate(*arm, ctrl, x0=[-1.5, 0, 0, 0], t_end=0.5)
+    with pytest.warns(DeprecationWarning, match="t_end is now t_span"):
+        mixed = ua.simulate(*arm, ctrl, [-1.5, 0, 0, 0], t_end=0.5)
+    force = lambda t, q, qd: [-0.1 * qd[0]]     # noqa: E731
+    with pytest.warns(DeprecationWarning):       # the old order went on with t_eval, passive_force
+        shifted = ua.simulate(*arm, ctrl, [-1.5, 0, 0, 0], 0.5, np.linspace(0.0, 0.5, 401), force)
+    with_force = ua.simulate(*arm, ctrl, [-1.5, 0], [0, 0], (0.0, 0.5), np.linspace(0.0, 0.5, 401), force)
+    # exact: the same calls on the same numbers
+    for old, ref in ((by_position, new), (by_name, new), (mixed, new), (shifted, with_force)):
+        assert old.ok and np.array_equal(old.t, ref.t) and np.array_equal(old.q, ref.q)
+        assert np.array_equal(old.tau, ref.tau)
+    assert not np.array_equal(with_force.q, new.q)
+
+
+def test_old_result_class_name_is_an_alias():
+    with pytest.warns(DeprecationWarning, match="Run is now opalg.simulate.Trajectory"):
+        assert ua.Run is Trajectory
 
 
 def test_task_control_refuses_bad_arguments():
@@ -323,17 +385,16 @@ def test_task_control_refuses_bad_arguments():
 
 def test_controller_returning_text_fails_the_run_without_evaluating_it():
     """A string from a controller is a StateError at that time (never parsed): the run ends
-    'failed' at t = 0.2 s with the samples before it (steps ending past 0.2 s are rejected, so
-    the last sample is 0.1 s); a genuine bug (TypeError) propagates."""
+    'failed' at the last step accepted before the stage past t = 0.2 s, with the samples before
+    it; a genuine bug (TypeError) at t0 propagates as it is."""
     arm = ua.acrobot()
-    run = ua.simulate(*arm, lambda t, q, qd: "1.0" if t > 0.2 else [0.0], [-1.5, 0, 0, 0], 1.0,
+    run = ua.simulate(*arm, lambda t, q, qd: "1.0" if t > 0.2 else [0.0], [-1.5, 0], [0, 0], (0.0, 1.0),
                       t_eval=np.linspace(0, 1, 11))
-    assert run.status == "failed" and run.t_fail == pytest.approx(0.2, abs=1e-6)
-    assert "controller" in run.message and "StateError" in run.message
-    assert run.t[-1] == pytest.approx(0.1)      # the last sample before the step that fails
+    assert run.status == "failed" and run.t_stop <= 0.2 and run.t[-1] <= run.t_stop
+    assert "controller is not numeric: a str '1.0'" in run.message and "StateError" in run.message
 
     def buggy(t, q, qd):
         raise TypeError("a bug in the controller")
 
     with pytest.raises(TypeError, match="a bug"):
-        ua.simulate(*arm, buggy, [-1.5, 0, 0, 0], 1.0)
+        ua.simulate(*arm, buggy, [-1.5, 0], [0, 0], (0.0, 1.0))

@@ -32,7 +32,8 @@ def __getattr__(name: str):
         import warnings
 
         from opalg.simulate import Trajectory
-        warnings.warn("opalg.closed.Simulation is now opalg.simulate.Trajectory (the name is kept until the "
-                      "next release)", DeprecationWarning, stacklevel=2)
+        warnings.warn("opalg.closed.Simulation is now opalg.simulate.Trajectory (qd is v, success is ok, "
+                      "rank is rank_drops; position_error, velocity_error and energy are extras); the name "
+                      "goes in the next release", DeprecationWarning, stacklevel=2)
         return Trajectory
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,27 +14,28 @@ the use the JPL patent makes of the hybrid algorithm.
   the Acrobot's passive shoulder) it needs ``det(B Θ) ≠ 0`` with Θ the passive
   response to the active accelerations — for the Acrobot Spong's strong
   inertial coupling ℳ₁₂ ≠ 0, the same condition as Ider's ``B ℳ⁻¹ S_aᵀ`` (G5);
-* :func:`simulate` integrates a controller with ``solve_ivp``; the passive
-  motion emerges from the dynamics (e.g. the collocated partial-feedback-
-  linearization swing of the Acrobot, :func:`swing_controller`).
+* :func:`simulate` integrates a controller through :func:`opalg.simulate.integrate`
+  and returns a :class:`~opalg.simulate.Trajectory`; the passive motion emerges
+  from the dynamics (e.g. the collocated partial-feedback-linearization swing
+  of the Acrobot, :func:`swing_controller`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from opalg.model import builders
-from opalg import _backend as bk
-from opalg.model._checks import refuse_free
-from opalg.errors import InfeasibleDirections, OpalgError, StateError
-from opalg.algorithms.hybrid import hybrid, hybrid_on, unit_response
+from opalg.model._checks import refuse_free  # noqa: F401  (re-exported: the package's names before the layers)
+from opalg.errors import InfeasibleDirections, OpalgError, StateError  # noqa: F401  (as above)
+from opalg.algorithms.hybrid import hybrid, hybrid_on, unit_response  # noqa: F401  (as above)
 from opalg.algorithms.constrained.passes import conditioning_passes
 from opalg.model.kinematics import body_kinematics, check_forces, check_state, overflow_guard
 from opalg.model.multibody import Model
 from opalg.algorithms.riccati import _riccati, check_passive
+from opalg.underactuated.simulation import simulate
 
 #: The Acrobot/Pendubot link of Spong (1995): m = 1 kg, l = 1 m, l_c = 0.5 m, I_c = 1/12 kg m².
 SPONG = dict(lengths=(1.0, 1.0), masses=(1.0, 1.0), inertias=(1 / 12, 1 / 12))
@@ -214,7 +215,7 @@ def swing_controller(model: Model, passive, alpha: float = -2.0, kp: float = 50.
     r"""Spong's collocated swing law for the Acrobot: θ̈₂* = k_p(α arctan θ̇₁ − θ₂) − k_d θ̇₂.
 
     The elbow tracks a target that follows the shoulder's velocity, which pumps
-    energy into the passive shoulder.  Returns ``controller(t, q, qd) -> θ̈_a``
+    energy into the passive shoulder.  Returns ``controller(t, q, v) -> θ̈_a``
     for :func:`simulate`.
 
     Examples
@@ -235,140 +236,12 @@ def swing_controller(model: Model, passive, alpha: float = -2.0, kp: float = 50.
     return controller
 
 
-@dataclass
-class Run:
-    """A controlled run: samples ``t`` (s), ``q``, ``qd``, ``qdd`` and the joint forces ``tau``
-    (N·m; passive entries are the given passive forces), with ``status`` ("completed" or
-    "failed"), a ``message`` naming the time and the reason, and ``t_fail``."""
+def __getattr__(name: str):
+    if name == "Run":      # the old result class: simulate returns a Trajectory now
+        import warnings
 
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    tau: np.ndarray
-    status: str
-    message: str
-    t_fail: float | None = None
-    settings: dict = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "completed"
-
-
-def simulate(model: Model, passive, controller: Callable, x0, t_end: float, t_eval=None,
-             passive_force: Callable | None = None, rtol: float = 1e-10, atol: float = 1e-10) -> Run:
-    r"""Integrate ``ℳq̈ + C = τ`` with θ̈_a = controller(t, q, q̇) and T_p = passive_force(t, q, q̇).
-
-    Each right-hand side is one :func:`opalg.hybrid` call: it returns the passive
-    accelerations (the motion nobody commands) and the active torques a motor
-    must apply.  A run that cannot go on keeps what it computed and says when
-    and why (``status="failed"``).
-
-    Parameters
-    ----------
-    model, passive
-        E.g. ``*acrobot()``.
-    controller : callable ``(t, q, qd) -> (N_a,)``
-        Desired active accelerations.
-    x0 : array_like, shape (2N,)
-        Initial (q, q̇).
-    t_end : float
-    t_eval : array_like, optional
-        Output times (default 401 points).
-    passive_force : callable ``(t, q, qd) -> (N_p,)``, optional
-        Default zero (frictionless passive joints).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg import underactuated
-    >>> arm = underactuated.acrobot()
-    >>> run = underactuated.simulate(*arm, underactuated.swing_controller(*arm), [-1.5, 0, 0, 0], 1.0)
-    >>> run.status, bool(np.allclose(run.tau[:, 0], 0.0))
-    ('completed', True)
-    """
-    mask = check_passive(model, passive)
-    N = model.ndof
-    refuse_free(model, "underactuated.simulate", "its state is [θ; θ̇] with q̇ = θ̇; use opalg.floating.simulate")
-    x0 = check_state(model, x0, "x0", last=2 * N)
-    for name, v in (("t_end", t_end), ("rtol", rtol), ("atol", atol)):
-        if isinstance(v, (bool, str)) or not isinstance(v, (int, float, np.floating, np.integer)) \
-                or not np.isfinite(v) or v <= 0:
-            raise StateError(f"{name} must be a positive number, got {v!r}")
-    t_eval = np.linspace(0.0, t_end, 401) if t_eval is None else check_state(model, t_eval, "t_eval",
-                                                                              last=np.size(t_eval))
-    if t_eval.ndim != 1 or t_eval[0] < 0 or t_eval[-1] > t_end or np.any(np.diff(t_eval) <= 0):
-        raise StateError("t_eval must be increasing times within [0, t_end]")
-    n_a, n_p = int(np.count_nonzero(~mask)), int(np.count_nonzero(mask))
-
-    def forces(t, q, qd):
-        tau, qdd = np.zeros(N), np.zeros(N)
-        qdd[~mask] = _call(controller, "controller", t, q, qd, n_a)
-        if passive_force is not None:
-            tau[mask] = _call(passive_force, "passive_force", t, q, qd, n_p)
-        return hybrid(model, q, qd, tau, qdd, mask)
-
-    def rhs(t, x):
-        return np.concatenate([x[N:], forces(t, x[:N], x[N:])[0]])
-
-    ts, xs, fail = _integrate(rhs, x0, float(t_end), t_eval, rtol, atol)
-    # The samples' accelerations and torques: the inputs per sample, then one batched hybrid call.
-    q, qd = xs[:, :N], xs[:, N:]
-    tau_in, qdd_in = np.zeros((len(ts), N)), np.zeros((len(ts), N))
-    for i, t in enumerate(ts):
-        qdd_in[i, ~mask] = _call(controller, "controller", t, q[i], qd[i], n_a)
-        if passive_force is not None:
-            tau_in[i, mask] = _call(passive_force, "passive_force", t, q[i], qd[i], n_p)
-    qdd, tau = hybrid(model, q, qd, tau_in, qdd_in, mask) if len(ts) else (qdd_in, tau_in)
-    settings = dict(t_end=t_end, rtol=rtol, atol=atol)
-    if fail is None:
-        return Run(np.asarray(ts), q, qd, qdd, tau, "completed", f"completed {t_end:g} s", None, settings)
-    return Run(np.asarray(ts), q, qd, qdd, tau, "failed",
-               f"failed at t = {fail[0]:.6g} s (samples kept up to there): {fail[1]}", fail[0], settings)
-
-
-def _call(fn, name, t, q, qd, size):
-    raw = fn(t, q, qd)
-    try:
-        bk.check_no_strings(raw, name, StateError)
-        out = np.asarray(raw, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as e:
-        if isinstance(e, StateError):
-            raise
-        raise StateError(f"{name} returned {raw!r} at t = {t:.6g} s: expected numbers") from None
-    if out.shape != (size,) or not np.all(np.isfinite(out)):
-        raise StateError(f"{name} returned {out.tolist()} at t = {t:.6g} s: expected {size} finite number(s)")
-    return out
-
-
-def _integrate(rhs, x0, t_end, t_eval, rtol, atol):
-    """``solve_ivp`` (DOP853) that keeps the samples computed before a failure.
-
-    A numerical error in one right-hand-side evaluation (an opalg error, a singular
-    matrix, an arithmetic error) returns NaN, so the solver rejects the step and retries
-    a smaller one: a trial stage that strayed recovers; an error that persists shrinks
-    the step until the solver gives up there, with the samples before it kept.  Any other
-    exception (a bug in a controller) propagates.  Returns (times, states, fail), fail =
-    None or (t, reason) with t the time of the last failing evaluation.
-    """
-    from scipy.integrate import solve_ivp   # here: `import opalg` stays free of scipy's integrators
-
-    trouble = []
-
-    def guarded(t, x):
-        try:
-            return rhs(t, x)
-        except (OpalgError, np.linalg.LinAlgError, ArithmeticError) as e:
-            trouble[:] = [(float(t), e)]
-            return np.full(len(x), np.nan)
-
-    ivp = solve_ivp(guarded, (0.0, t_end), x0, method="DOP853", t_eval=t_eval, rtol=rtol, atol=atol)
-    fail = None
-    if ivp.status == -1:
-        if trouble:
-            t_bad, e = trouble[0]
-            fail = (t_bad, f"{type(e).__name__}: {e} (the integrator stopped: {ivp.message})")
-        else:
-            fail = (float(ivp.t[-1]) if ivp.t.size else 0.0, f"the integrator stopped: {ivp.message}")
-    return ivp.t, ivp.y.T.reshape(len(ivp.t), len(x0)), fail
+        from opalg.simulate import Trajectory
+        warnings.warn("opalg.underactuated.Run is now opalg.simulate.Trajectory (qd is v, t_fail is t_stop; "
+                      "qdd and tau are extras); the name goes in the next release", DeprecationWarning, stacklevel=2)
+        return Trajectory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
