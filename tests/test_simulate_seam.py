@@ -140,6 +140,8 @@ BAD = [
     ({"wall_time": -1.0}, "wall_time"), ({"method": "Euler"}, "method"), ({"y0": np.ones((1, 1))}, "y0"),
     ({"y0": [np.nan]}, "y0"), ({"y0": [1j]}, "y0"), ({"y0": []}, "y0"), ({"events": [1.0]}, "events"),
     ({"events": [Event(lambda t, y: 0.0, terminal=-1)]}, "terminal"),
+    ({"t_span": ("0", "1.0")}, "t_span"), ({"t_span": (False, True)}, "t_span"), ({"rtol": "1e-6"}, "rtol"),
+    ({"max_step": "0.1"}, "max_step"), ({"wall_time": "5"}, "wall_time"),   # strings are not parsed
 ]
 
 

@@ -114,12 +114,20 @@ def _finite_real(x, what: str, shape=None) -> np.ndarray:
     return a
 
 
+def _is_number(x) -> bool:
+    """A real number (not a string, which float() would parse, nor a bool)."""
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
 def _check_args(y0, t_span, t_eval, method, rtol, atol, max_step, max_steps, wall_time, events):
     """Every argument checked before any work; StateError naming the one at fault."""
     try:
-        t0, t1 = (float(x) for x in t_span)
+        t0, t1 = t_span
     except (TypeError, ValueError):
         raise StateError(f"integrate: t_span must be a pair (t0, t1), got {t_span!r}") from None
+    if not (_is_number(t0) and _is_number(t1)):
+        raise StateError(f"integrate: t_span must be a pair of numbers (t0, t1), got {t_span!r}")
+    t0, t1 = float(t0), float(t1)
     if not (math.isfinite(t0) and math.isfinite(t1) and t1 > t0):
         raise StateError(f"integrate: t_span must be finite with t1 > t0, got {t_span!r}")
     y = np.asarray(y0)
@@ -128,22 +136,20 @@ def _check_args(y0, t_span, t_eval, method, rtol, atol, max_step, max_steps, wal
     y = _finite_real(y, "y0")
     if method not in METHODS:
         raise StateError(f"integrate: method must be one of {sorted(METHODS)}, got {method!r}")
-    try:
-        rtol = float(rtol)
-    except (TypeError, ValueError):
-        raise StateError(f"integrate: rtol must be a number in (0, 1), got {rtol!r}") from None
+    if not _is_number(rtol):
+        raise StateError(f"integrate: rtol must be a number in (0, 1), got {rtol!r}")
+    rtol = float(rtol)
     if not 0.0 < rtol < 1.0:
         raise StateError(f"integrate: rtol must be a number in (0, 1), got {rtol!r}")
     rtol = max(rtol, 100 * _EPS)                # scipy's floor, without its warning
     at = _finite_real(atol, "atol", shape=((), y.shape))
     if not np.all(at > 0):
         raise StateError(f"integrate: atol must be > 0, got {atol!r}")
-    if not (isinstance(max_step, (int, float, np.integer, np.floating)) and max_step > 0):
+    if not (_is_number(max_step) and max_step > 0):
         raise StateError(f"integrate: max_step must be > 0, got {max_step!r}")
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise StateError(f"integrate: max_steps must be an int >= 1, got {max_steps!r}")
-    if wall_time is not None and not (isinstance(wall_time, (int, float, np.integer, np.floating))
-                                      and wall_time > 0):
+    if wall_time is not None and not (_is_number(wall_time) and wall_time > 0):
         raise StateError(f"integrate: wall_time must be None or > 0 seconds, got {wall_time!r}")
     te = None
     if t_eval is not None:
