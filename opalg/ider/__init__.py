@@ -73,7 +73,18 @@ def _is_conventional(A) -> bool:
 
 
 def directions(A, q) -> np.ndarray:
-    """Z at configuration q: B(q) for the conventional model, else the validated A."""
+    """Z at configuration q: B(q) for the conventional model, else the validated A.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg import ider
+    >>> ider.directions("no motor at joint 1", ider.THETA0)
+    array([[0., 1., 0.],
+           [0., 0., 1.]])
+    >>> bool(np.array_equal(ider.directions(None, ider.THETA0), ider.tip_jacobian(ider.THETA0)))
+    True
+    """
     B = tip_jacobian(q)
     if A is None or (isinstance(A, str) and A == "conventional"):
         return B
@@ -263,6 +274,13 @@ def sweep_directions(alpha) -> np.ndarray:
     """The family A(α) = [[cos α, sin α, 0], [0, 0, 1]] used by :func:`feasibility_sweep`.
 
     α = 0 is "no motor at joint 2", α = π/2 is the paper's "no motor at joint 1".
+
+    Examples
+    --------
+    >>> from opalg import ider
+    >>> ider.sweep_directions(0.0)
+    array([[1., 0., 0.],
+           [0., 0., 1.]])
     """
     return np.array([[np.cos(alpha), np.sin(alpha), 0.0], [0.0, 0.0, 1.0]])
 
