@@ -192,6 +192,7 @@ def test_modules_are_small():
 
 
 @pytest.mark.parametrize("package", sorted(API))
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")   # old names kept for one release warn when used
 def test_public_names_still_import(package):
     """Every public name of the layout before the layers is still there, at the same address."""
     module = importlib.import_module(package)
