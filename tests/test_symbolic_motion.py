@@ -317,7 +317,8 @@ def test_singular_stowed_pose_is_refused_before_integrating():
     (dict(tau=sp.Matrix([sp.Symbol("F"), 0, 0, 0, 0, 0])), "unset symbolic parameters \\['F'\\]"),
     (dict(tau=sp.Matrix([0, 0, 0])), r"tau.*\(6, 1\)"),
     (dict(t_span=(1, 1)), r"t_span must be finite with t1 > t0"),
-    (dict(t_span="ab"), r"t_span must be a pair"),
+    (dict(t_span="ab"), r"t_span must be a pair of numbers"),
+    (dict(t_span=(0, 1, 2)), r"t_span must be a pair \(t0, t1\)"),
     (dict(method="Euler"), r"integrate: method must be one of"),
     (dict(rtol=0.0), r"integrate: rtol must be a number in \(0, 1\)"),
 ])

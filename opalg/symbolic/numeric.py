@@ -310,9 +310,13 @@ def _start(t_span) -> float:
     """t0 of a finite ``t_span = (t0, t1)`` with t1 > t0 (checked before the long work; the seam
     checks it again, with the other solver arguments)."""
     try:
-        t0, t1 = (float(x) for x in t_span)
+        t0, t1 = t_span
     except (TypeError, ValueError):
         raise StateError(f"t_span must be a pair (t0, t1), got {t_span!r}") from None
+    if not all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+               for x in (t0, t1)):
+        raise StateError(f"t_span must be a pair of numbers (t0, t1), got {t_span!r}")
+    t0, t1 = float(t0), float(t1)
     if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
         raise StateError(f"t_span must be finite with t1 > t0, got {t_span!r}")
     return t0
