@@ -5,18 +5,20 @@ The state is (q, ν) with ν = (I + HφK)*θ̇; each right-hand side is
 .. math:: \dot q = (I + HφK)^{-*} ν \ \text{(J3)},\qquad \dot ν \ \text{(J5, dynamic form)},
 
 from one Riccati recursion (P, D, G), one outward pass (θ̇ and V from ν), the rate
-recursion (Ġ, J6) and one inward pass (ε) — no outward acceleration pass.
+recursion (Ġ, J6) and one inward pass (ε) — no outward acceleration pass.  The run is stepped
+by :func:`opalg.simulate.integrate` and returned as a :class:`~opalg.simulate.Trajectory` whose
+generalized velocities ``v`` are ν.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
 from opalg import _backend as bk
 from opalg.model._checks import refuse_free
-from opalg.simulate._integrate import check_span, potential_energy, step_through, tau_at, tau_function
+from opalg.simulate import Trajectory, integrate
+from opalg.simulate._integrate import potential_energy, tau_at, tau_function
+from opalg.simulate.compat import renamed
 from opalg.errors import StateError
 from opalg.model.kinematics import Kinematics, body_kinematics, check_state
 from opalg.model.multibody import Model
@@ -25,29 +27,6 @@ from opalg.spatial.vectors import cross_force, cross_motion
 from opalg.quasi.accel import dynamic_pass
 from opalg.quasi.rates import rates_pass
 from opalg.quasi.velocities import qd_pass, stack
-
-
-@dataclass
-class QuasiSimulation:
-    """Result of :func:`simulate`.
-
-    Attributes
-    ----------
-    t : (K,) ; q, nu, qd : (K, N)
-        The accepted steps (or the ``t_eval`` samples reached); ``qd`` = (I + HφK)^{-*}ν.
-    energy : (K,)
-        ½νᵀDν plus the gravitational potential −Σ m_k g·c_k (½νᵀDν = ½θ̇ᵀℳθ̇, J1).
-    success : bool ; message : str
-        False with the time and reason if the run stopped early (what was computed is kept).
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    nu: np.ndarray
-    qd: np.ndarray
-    energy: np.ndarray
-    success: bool
-    message: str
 
 
 def nu_rhs(model: Model, q, nu, tau, f_ext=None, gravity: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -73,15 +52,42 @@ def _complete(model: Model, kin: Kinematics, qd, V: list) -> None:
         kin.b[k] = cross_force(V[k], bk.mv(model.I_spatial[k], V[k]))
 
 
-def simulate(model: Model, q0, nu0, t_span, tau=None, gravity: bool = True, method: str = "DOP853",
-             rtol: float = 1e-10, atol: float = 1e-12, t_eval=None,
-             max_step: float = np.inf) -> QuasiSimulation:
+def simulate(model: Model, q0, v0=None, t_span=None, tau=None, gravity: bool = True, method: str = "DOP853",
+             rtol: float = 1e-10, atol: float = 1e-12, t_eval=None, max_step: float = np.inf,
+             **old) -> Trajectory:
     r"""Integrate the motion in (q, ν): q̇ = (I + HφK)^{-*}ν (J3), ν̇ by the dynamic form of J5.
 
-    ``tau`` is None (zero), an array (N,) held constant, or a callable ``tau(t, q, qd)``.
-    A scipy ``OdeSolver`` (``method``: "DOP853", "RK45", "Radau") is stepped by hand so
-    that a failure (a singular configuration, an error in ``tau``, a step size collapse)
-    keeps every accepted step and reports when and why.
+    The generalized velocities of this simulator are the quasi-velocities: ``v0`` is ν₀ and the
+    result's ``v`` is ν(t).  The run goes through :func:`opalg.simulate.integrate`: a failure (a
+    singular configuration, an error in ``tau``, a step-size collapse, a non-finite state) keeps
+    every accepted step, ``status="failed"``, and the message says when and why.
+
+    Parameters
+    ----------
+    model : Model
+        Without free joints (:func:`opalg.floating.simulate` integrates those).
+    q0 : array_like, shape (N,)
+    v0 : array_like, shape (N,)
+        The initial quasi-velocities ν₀ = (I + HφK)*θ̇₀ (:func:`opalg.quasi.nu`); ``nu0`` is its old
+        name (accepted with a DeprecationWarning).
+    t_span : (t0, t1)
+    tau : None, array (N,) or callable ``tau(t, q, qd)``
+        Hinge forces T: zero, held constant, or a function of the joint rates θ̇ (not of ν),
+        checked at every call.
+    gravity : bool
+    method : {"DOP853", "RK45", "Radau", "BDF", "LSODA"} ; rtol, atol, max_step : float
+    t_eval : array_like, optional
+        Output times within ``t_span`` (default: the accepted steps).
+
+    Returns
+    -------
+    Trajectory
+        ``q`` and ``v`` = ν at ``t``, and the extras ``qd``, the joint rates θ̇ = (I + HφK)^{-*}ν
+        (J3); ``energy``, ½νᵀDν (= ½θ̇ᵀℳθ̇, J1) plus, with gravity, the potential
+        −Σ_k m_k g·c_k; ``power``, θ̇ᵀT, the power of the hinge forces, so that
+        dE/dt = ``power`` (J7; NaN where ``tau`` cannot be evaluated at a sample of a failed run).
+        A ``tau`` that fails only at a sample of a completed run (never at a time the solver
+        evaluated) raises its error.
 
     Examples
     --------
@@ -89,30 +95,44 @@ def simulate(model: Model, q0, nu0, t_span, tau=None, gravity: bool = True, meth
     >>> from opalg import quasi
     >>> arm = opalg.planar_arm([1.0, 1.0], [1.0, 1.0], [0.1, 0.1])
     >>> sim = quasi.simulate(arm, [0.3, 0.2], [0.0, 0.0], (0.0, 1.0))
-    >>> sim.success, bool(np.ptp(sim.energy) < 1e-7 * abs(sim.energy).max())
-    (True, True)
+    >>> sim.status, bool(np.ptp(sim.energy) < 1e-7 * abs(sim.energy).max()), sim.qd.shape == sim.v.shape
+    ('completed', True, True)
     """
+    kw = renamed("quasi.simulate", old, {"nu0": "v0"})
+    if "v0" in kw:
+        if v0 is not None:
+            raise StateError("quasi.simulate: give v0 or its old name nu0, not both")
+        v0 = kw.pop("v0")
+    if kw:
+        raise TypeError(f"quasi.simulate() got unexpected keyword arguments {sorted(kw)}")
+    if v0 is None or t_span is None:
+        raise StateError("quasi.simulate: q0, v0 and t_span are required")
     N = model.ndof
     refuse_free(model, "quasi.simulate", "it advances q by q̇ = (I + HφK)^{-*}ν; integrate a floating "
                 "model with opalg.floating.simulate")
     q0 = check_state(model, q0, "q0", config=True)
-    nu0 = check_state(model, nu0, "nu0")
-    if q0.shape != (N,) or nu0.shape != (N,) or q0.dtype.kind != "f" or nu0.dtype.kind != "f":
-        raise StateError(f"simulate: q0 and nu0 must be single real states of shape ({N},)")
-    t0, t1 = check_span(t_span, method)
+    v0 = check_state(model, v0, "v0")
+    if q0.shape != (N,) or v0.shape != (N,) or q0.dtype.kind != "f" or v0.dtype.kind != "f":
+        raise StateError(f"quasi.simulate: q0 and v0 must be single real states of shape ({N},)")
     tau_fn = tau_function(model, tau)
-    tau_c = None if callable(tau) else tau_fn(t0, q0, None)
+    tau_c = None if callable(tau) else tau_fn(0.0, q0, None)
+
+    def forces(t, q, qd):
+        return tau_at(model, tau_fn(t, q, qd), t) if callable(tau) else tau_c
 
     def rhs(t, y):
         q, v = y[:N], y[N:]
-        T = (lambda qd: tau_at(model, tau_fn(t, q, qd), t)) if callable(tau) else tau_c
+        T = (lambda qd: forces(t, q, qd)) if callable(tau) else tau_c
         with np.errstate(over="ignore", invalid="ignore"):
             qd, vd = nu_rhs(model, q, v, T, None, gravity)
         return np.concatenate([qd, vd])
 
-    t, Y, ok, msg = step_through(rhs, np.concatenate([q0, nu0]), t0, t1, method, rtol, atol, max_step, t_eval)
-    q, v = Y[:, :N], Y[:, N:]
-    return QuasiSimulation(t, q, v, _qd_of(model, q, v), _energy(model, q, v, gravity), ok, msg)
+    sol = integrate(rhs, np.concatenate([q0, v0]), t_span, t_eval=t_eval, method=method, rtol=rtol,
+                    atol=atol, max_step=max_step, name="quasi.simulate's right-hand side")
+    q, v = sol.y[:, :N], sol.y[:, N:]
+    qd = _qd_of(model, q, v)
+    return Trajectory.from_solution(sol, N, N, qd=qd, energy=_energy(model, q, v, gravity),
+                                    power=_power(sol, q, qd, forces))
 
 
 def _qd_of(model: Model, q, v) -> np.ndarray:
@@ -130,3 +150,16 @@ def _energy(model: Model, q, v, gravity: bool) -> np.ndarray:
     kinetic = sum(np.einsum("...i,...ij,...j->...", v[..., s], art.D[k], v[..., s])
                   for k, s in enumerate(model.dof_slice)) / 2
     return kinetic + potential_energy(model, q) if gravity else kinetic
+
+
+def _power(sol, q, qd, forces) -> np.ndarray:
+    """θ̇ᵀT at each sample.  Where ``tau`` cannot be evaluated, a completed run raises its error and a
+    failed one (whose message says why tau failed) gets NaN."""
+    out = np.full(len(sol.t), np.nan)
+    for i, t in enumerate(sol.t):
+        try:
+            out[i] = qd[i] @ forces(float(t), q[i], qd[i])
+        except Exception:
+            if sol.ok:
+                raise
+    return out
