@@ -266,7 +266,7 @@ def test_base_reaction_against_hybrid_dynamics(kind, seed, n):
     q0 = np.concatenate([qb0, th0])
     ts = np.linspace(0.0, 1.5, 7)
     res = base_reaction(m, q0, path, ts)
-    assert res.success, res.message
+    assert res.status == "completed" and res.t_stop == 1.5, res.message
     passive = np.arange(m.nv) < 6
 
     def f(t, y):
@@ -306,10 +306,47 @@ def test_base_reaction_refusals():
         base_reaction(m, q, path, [1.0, 0.0])
     with pytest.raises(StateError, match=r"joint_path\(0\)"):
         base_reaction(m, q, lambda t: (np.zeros(3), np.zeros(3)), [0.0, 1.0])
-    bad = base_reaction(m, q, lambda t: (np.zeros(2), np.full(2, np.nan if t > 0.5 else 0.0)),
-                        np.linspace(0, 1, 11), max_step=0.05)
-    assert not bad.success and "stopped at t = " in bad.message and "joint_path" in bad.message
-    assert 0 < bad.t[-1] <= 0.5
+    with pytest.raises(StateError, match="atol"):
+        base_reaction(m, q, path, [0.0, 1.0], atol=np.nan)
+    with pytest.raises(StateError, match="method"):
+        base_reaction(m, q, path, [0.0, 1.0], method="Euler")
+
+
+@pytest.mark.verifies("K11", route="a NaN joint rate stops base_reaction with its time and the samples kept")
+def test_base_reaction_failure_keeps_samples_and_says_when_and_why():
+    m = opalg.random_model(3, seed=0, joints="revolute", floating=True)
+    q = opalg.neutral(m)
+    ts = np.linspace(0, 1, 11)
+    bad = base_reaction(m, q, lambda t: (np.zeros(2), np.full(2, np.nan if t > 0.5 else 0.0)), ts,
+                        max_step=0.05)
+    assert bad.status == "failed" and not bad.ok and bad.event is None
+    assert bad.message.startswith(f"failed at t = {bad.t_stop:.6g}: ") and "joint_path(0.5" in bad.message
+    assert "theta_dot has a non-finite entry" in bad.message
+    # the last accepted step ends before the first call past 0.5, and the failing step (at most
+    # max_step = 0.05 long) reaches past 0.5; every sample of t up to t_stop is kept and complete
+    # (exact: the times are those passed in)
+    assert 0.5 - 0.05 <= bad.t_stop <= 0.5
+    assert_close(bad.t, ts[ts <= bad.t_stop], 0, "samples kept")
+    assert np.isfinite(bad.q).all() and np.isfinite(bad.v).all() and np.isfinite(bad.momentum).all()
+
+    # A path that cannot be evaluated at the sample t[3] = 0.3 itself (never a stage time of the solver):
+    # a completed run raises (the samples cannot be formed); a run that failed later keeps that
+    # sample with its integrated base pose and NaN for what needs the path.
+    def holes(late):
+        def path(t):
+            bad_t = t == ts[3] or (late and t > 0.7)
+            return np.zeros(2), np.full(2, np.nan if bad_t else 0.0)
+        return path
+
+    with pytest.raises(StateError, match=r"joint_path\(0.3\)"):
+        base_reaction(m, q, holes(False), ts, max_step=0.05)
+    part = base_reaction(m, q, holes(True), ts, max_step=0.05)
+    assert part.status == "failed" and "joint_path(0.7" in part.message
+    assert_close(part.t, ts[ts <= part.t_stop], 0, "samples kept")
+    hole = part.t == ts[3]
+    assert np.isnan(part.v[hole]).all() and np.isnan(part.momentum[hole]).all() and np.isnan(part.q[hole, 7:]).all()
+    assert_close(np.linalg.norm(part.q[hole, 3:7], axis=1), [1.0], TOL_UNIT, "its base quaternion renormalized")
+    assert np.isfinite(part.v[~hole]).all()
 
 
 # --------------------------------------------------------------------------- simulate
@@ -324,15 +361,18 @@ def test_simulate_conserves_momentum_and_energy(kind, seed, n):
     q0 = opalg.integrate(m, opalg.neutral(m), rng.normal(size=m.nv))
     v0 = rng.normal(size=m.nv)
     sim = simulate(m, q0, v0, (0.0, 1.0), gravity=False, t_eval=np.linspace(0, 1, 11))
-    assert sim.success, sim.message
+    assert sim.status == "completed" and sim.t_stop == 1.0, sim.message
     assert_close(sim.momentum, np.broadcast_to(sim.momentum[0], sim.momentum.shape), TOL_DRIFT, "h_0 constant")
     assert_close(sim.energy, np.full_like(sim.energy, sim.energy[0]), TOL_DRIFT, "kinetic energy constant")
     assert_close(np.linalg.norm(sim.q[:, 3:7], axis=1), np.ones(len(sim.t)), TOL_UNIT, "unit quaternions")
     assert_close(sim.momentum[0], spatial_momentum(m, q0, v0), TOL_FIRST_SAMPLE, "initial momentum")
     assert np.linalg.norm(sim.v[-1] - v0) > 1e-2                  # it did move
+    # the drift extras are the maxima of the two series above (exact: the same numbers)
+    assert sim.momentum_drift == np.linalg.norm(sim.momentum - sim.momentum[0], axis=1).max()
+    assert sim.energy_drift == np.abs(sim.energy - sim.energy[0]).max()
     # a coarse tolerance: the raw quaternion drifts by the step error, but every stage is renormalized
     loose = simulate(m, q0, v0, (0.0, 1.0), gravity=False, method="RK45", rtol=1e-3, atol=1e-3)
-    assert loose.success, loose.message
+    assert loose.ok, loose.message
     assert_close(np.linalg.norm(loose.q[:, 3:7], axis=1), np.ones(len(loose.t)), TOL_UNIT,
                  "unit quaternions at rtol 1e-3")
 
@@ -349,7 +389,7 @@ def test_simulate_fixed_base_is_plain_aba_integration():
     sim = simulate(m, q0, v0, (0, 0.5), tau=tau, t_eval=ts)
     sol = solve_ivp(lambda t, y: np.concatenate([y[m.nv:], opalg.aba(m, y[:m.nv], y[m.nv:], tau)]),
                     (0, 0.5), np.concatenate([q0, v0]), method="DOP853", rtol=1e-10, atol=1e-12, t_eval=ts)
-    assert sim.success and sol.success
+    assert sim.ok and sol.success
     assert_close(np.hstack([sim.q, sim.v]), sol.y.T, TOL_SAME_ODE, "simulate vs solve_ivp of aba")
     # with gravity and τ = 0 the mechanical energy is conserved
     sim0 = simulate(m, q0, v0, (0, 0.5))
@@ -364,10 +404,11 @@ def test_simulate_failure_keeps_steps_and_names_the_time():
         return np.full(m.nv, np.nan) if t > 0.3 else np.zeros(m.nv)
 
     sim = simulate(m, opalg.neutral(m), np.ones(m.nv), (0, 1.0), tau=tau, max_step=0.05)
-    assert not sim.success
-    assert sim.message.startswith("stopped at t = 0.") and "tau(t, q, qd) at t = 0.3" in sim.message
+    assert sim.status == "failed" and not sim.ok
+    assert sim.message.startswith(f"failed at t = {sim.t_stop:.6g}: ") and "tau(t, q, qd) at t = 0.3" in sim.message
     # 1e-12: a margin on a time (the steps kept end at or before the failing call), not round-off
-    assert len(sim.t) > 3 and sim.t[-1] <= 0.3 + 1e-12 and sim.q.shape == (len(sim.t), m.nq)
+    assert len(sim.t) > 3 and sim.t[-1] == sim.t_stop <= 0.3 + 1e-12 and sim.q.shape == (len(sim.t), m.nq)
+    assert sim.momentum.shape == (len(sim.t), 6) and np.isfinite(sim.energy).all()
     with pytest.raises(StateError, match="q0 has shape"):
         simulate(m, np.zeros(m.nv), np.zeros(m.nv), (0, 1))
     with pytest.raises(StateError, match="f_ext"):
@@ -386,11 +427,53 @@ def test_simulate_external_force_changes_momentum_by_its_impulse():
     ts = np.linspace(0, 1, 401)
     sim = simulate(m, opalg.neutral(m), np.array([0.3, -0.2, 0.5, 0, 0, 0]), (0, 1), f_ext=f[None],
                    t_eval=ts)
-    assert sim.success
+    assert sim.ok, sim.message
     X = opalg.model.kinematics.body_kinematics(m, sim.q).Xup[0]
     w = np.einsum("kji,j->ki", X, f)
     impulse = np.trapezoid(w, ts, axis=0) if hasattr(np, "trapezoid") else np.trapz(w, ts, axis=0)
     assert_close(sim.momentum[-1] - sim.momentum[0], impulse, TOL_IMPULSE, "Δh_0 = impulse")
+
+
+@pytest.mark.parametrize("model", ["chain", "satellite"])
+def test_simulate_refuses_a_state_too_large_before_the_run(model):
+    """The bad run of issue 33: v0 = 1e150 crawled for minutes (steps of 1e-151 s: ẏ ~ v² ~ 1e300, whose
+    square overflows the solver's RMS error norm).  Now a StateError at t0, before the first step:
+    tau (called in every right-hand side) runs once, for the seam's check of rhs at t0."""
+    if model == "chain":
+        m = opalg.random_model(3, "chain", seed=0, joints="revolute", floating=True)
+    else:
+        from opalg.floating.examples import satellite_with_arm
+        m = satellite_with_arm()
+    calls = []
+
+    def tau(t, q, v):
+        calls.append(t)
+        return np.zeros(m.nv)
+
+    with pytest.raises(StateError, match=r"right-hand side raised StateError: the rate .* overflows double "
+                                         r"precision.*\(at t = 0\)"):
+        simulate(m, opalg.neutral(m), np.full(m.nv, 1e150), (0.0, 1.0), tau=tau)
+    assert calls == [0.0]
+
+
+def test_simulate_fails_when_the_rate_overflows_later():
+    """A force that jumps to 1e200 at t = 0.2: the run ends 'failed' there with the reason, the steps
+    before it kept (the same guard as above, during the run)."""
+    m = opalg.random_model(3, "chain", seed=0, joints="revolute", floating=True)
+    sim = simulate(m, opalg.neutral(m), np.zeros(m.nv), (0.0, 1.0), gravity=False, max_step=0.05,
+                   tau=lambda t, q, v: np.full(m.nv, 1e200 if t > 0.2 else 0.0))
+    assert sim.status == "failed" and "overflows double precision" in sim.message
+    # 1e-12: a margin on a time (the steps kept end at or before the failing call), not round-off
+    assert len(sim.t) > 3 and sim.t[-1] == sim.t_stop <= 0.2 + 1e-12
+    assert np.isfinite(sim.q).all() and np.isfinite(sim.energy).all()
+
+
+def test_old_result_classes_are_deprecated_names_of_trajectory():
+    from opalg import floating
+    from opalg.simulate import Trajectory
+    for name in ("FloatingSimulation", "BaseReaction"):
+        with pytest.warns(DeprecationWarning, match=f"{name} is now opalg.simulate.Trajectory"):
+            assert getattr(floating, name) is Trajectory
 
 
 # --------------------------------------------------------------------------- refusals elsewhere

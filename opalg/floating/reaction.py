@@ -8,7 +8,7 @@ first-order ODE for the base pose alone, with no dynamics integrated.
 **Integrator.**  The base pose [p; quat] is integrated by its raw rate (ṗ = R v, the quaternion
 rate ½ quat ⊗ (ω, 0); :func:`opalg.floating.simulate.config_rate`) with the quaternion
 renormalized inside the right-hand side, by an adaptive scipy solver (DOP853 by default) stepped
-by :func:`opalg.simulate._integrate.step_through`.  Chosen over a fixed-step Lie-group RK4 on
+by the one integrator seam, :func:`opalg.simulate.integrate`.  Chosen over a fixed-step Lie-group RK4 on
 :func:`opalg.integrate` because the accuracy is then set by the error control (rtol, atol)
 rather than by a step the caller has to pick, the samples come from the solver's dense output,
 and a failure keeps the steps computed — the same machinery as :func:`opalg.floating.simulate`;
@@ -18,12 +18,11 @@ dexp⁻¹ corrections of Munthe-Kaas's scheme.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from opalg.simulate._integrate import check_span, step_through
+from opalg.simulate import Trajectory, integrate
 from opalg.errors import StateError
 from opalg.model.kinematics import check_state
 from opalg.model.multibody import Model
@@ -32,31 +31,8 @@ from opalg.floating.base import _check_arm_rates, arm_dofs, base_velocity, free_
 from opalg.floating.simulate import config_rate, normalized
 
 
-@dataclass
-class BaseReaction:
-    """Result of :func:`base_reaction`.
-
-    Attributes
-    ----------
-    t : (K,) ; q : (K, nq) ; v : (K, nv)
-        The samples reached: the base pose integrated (unit quaternion), the arm's θ(t) from the
-        path; v = [v_b; θ̇] with v_b from :func:`base_velocity`.
-    momentum : (K, 6)
-        h_0 at every sample (K10): the requested h, up to round-off.
-    success : bool ; message : str
-        False with the time and reason if the run stopped early (what was computed is kept).
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    momentum: np.ndarray
-    success: bool
-    message: str
-
-
 def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str = "DOP853",
-                  rtol: float = 1e-10, atol: float = 1e-12, max_step: float = np.inf) -> BaseReaction:
+                  rtol: float = 1e-10, atol: float = 1e-12, max_step: float = np.inf) -> Trajectory:
     r"""The base pose history while the arm follows ``joint_path`` at constant momentum h (K11).
 
     Integrates the base pose with :math:`v_b(q, \dot θ)` of :func:`base_velocity` (module
@@ -79,6 +55,17 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
     method, rtol, atol, max_step
         As :func:`opalg.floating.simulate`.
 
+    Returns
+    -------
+    Trajectory
+        At the samples of ``t`` reached: ``q``, the base pose integrated (unit quaternion) and the
+        arm's θ(t) from the path; ``v`` = [v_b; θ̇] with v_b from :func:`base_velocity`; the extra
+        ``momentum`` (K, 6), h_0 at every sample (K10: the requested h, up to round-off).  A run
+        that stops early (``joint_path`` raising or returning non-finite values, a step-size
+        collapse) keeps the samples reached, ``status="failed"``, and the message says when and
+        why; a sample where ``joint_path`` cannot be evaluated after such a stop has NaN arm
+        coordinates, v and momentum.
+
     Examples
     --------
     >>> import numpy as np, opalg
@@ -86,8 +73,8 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
     >>> m = opalg.random_model(3, "chain", seed=0, joints="revolute", floating=True)
     >>> path = lambda t: (np.full(2, 1 - np.cos(t)), np.full(2, np.sin(t)))
     >>> res = base_reaction(m, opalg.neutral(m), path, np.linspace(0, 1, 5))
-    >>> res.success, res.q.shape, bool(np.abs(res.momentum).max() < 1e-12)
-    (True, (5, 9), True)
+    >>> res.status, res.q.shape, bool(np.abs(res.momentum).max() < 1e-12)
+    ('completed', (5, 9), True)
     >>> bool(np.linalg.norm(res.q[-1, :3]) > 1e-3)            # the base moved
     True
     """
@@ -101,7 +88,6 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
     ts = np.asarray(t, dtype=float)
     if ts.ndim != 1 or ts.size < 2 or not np.all(np.isfinite(ts)) or np.any(np.diff(ts) <= 0):
         raise StateError(f"base_reaction: t must be an increasing 1-d array of at least two finite times, got {t!r}")
-    t0, t1 = check_span((ts[0], ts[-1]), method)
     h0 = np.zeros(6) if h is None else check_state(model, h, "h", last=6)
     if h0.shape != (6,):
         raise StateError(f"base_reaction: h must have shape (6,), got {h0.shape}")
@@ -121,7 +107,7 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
                              f"expected ({model.nv - 6},) each")
         return th, thd
 
-    th0, _ = path(t0)
+    th0, _ = path(float(ts[0]))
     if np.abs(q0[qs_arm] - th0).max(initial=0) > 1e-9 * (1 + np.abs(th0).max(initial=0)):
         raise StateError("base_reaction: the arm coordinates of q0 differ from joint_path(t[0])[0] "
                          f"(max |diff| = {np.abs(q0[qs_arm] - th0).max():.3g})")
@@ -137,12 +123,22 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
         v = base_velocity(model, q, thd, h0, full=True)
         return config_rate(model, q, v)[qs_b]
 
-    tt, Y, ok, msg = step_through(rhs, q0[qs_b], t0, t1, method, rtol, atol, max_step, ts)
-    K = len(tt)
-    q, v = np.zeros((K, model.nq)), np.zeros((K, model.nv))
+    sol = integrate(rhs, q0[qs_b], (ts[0], ts[-1]), t_eval=ts, method=method, rtol=rtol, atol=atol,
+                    max_step=max_step, name="base_reaction's right-hand side")
+    K = len(sol.t)
+    q, v, mom = np.full((K, model.nq), np.nan), np.full((K, model.nv), np.nan), np.full((K, 6), np.nan)
     for i in range(K):
-        th, thd = path(tt[i])
-        q[i] = config(Y[i], th)
+        try:
+            th, thd = path(float(sol.t[i]))
+        except StateError:
+            if sol.ok:
+                raise
+            q[i, qs_b] = sol.y[i]           # a failed run: its message says why the path failed
+            q[i, qs_b.start + 3:qs_b.stop] /= np.linalg.norm(sol.y[i, 3:])
+            continue
+        q[i] = config(sol.y[i], th)
         v[i] = base_velocity(model, q[i], thd, h0, full=True)
-    mom = spatial_momentum(model, q, v) if K else np.zeros((0, 6))
-    return BaseReaction(tt, q, v, mom, ok, msg)
+    done = np.isfinite(v).all(axis=1)
+    if done.any():
+        mom[done] = spatial_momentum(model, q[done], v[done])
+    return Trajectory(sol.t, q, v, sol.status, sol.message, sol.t_stop, {"momentum": mom}, sol.event)

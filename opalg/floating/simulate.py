@@ -11,19 +11,26 @@ quaternions linearly, so its norm is off by the step's local error; renormalized
 :func:`opalg.aba` sees a configuration that passes the K8 check (norm within
 :data:`opalg.spatial.quaternion.UNIT_TOL`) and the normalization is a projection back onto the manifold,
 which the error control absorbs.  The stored samples are renormalized the same way.  The
-right-hand side is that of the raw coordinates (the quaternion-rate ODE), integrated by a scipy
-solver stepped by hand (:func:`opalg.simulate._integrate.step_through`): error control, dense output, and
-a failure keeps every accepted step and says when and why.
+right-hand side is that of the raw coordinates (the quaternion-rate ODE), stepped by the one
+integrator seam, :func:`opalg.simulate.integrate`: error control, dense output, and a failure
+keeps every accepted step and says when and why.
+
+**A state too large for double precision.**  The solvers measure ẏ and the local error by
+root-mean-square norms, which square the entries; with velocities near 1e77 and beyond, ẏ
+(quadratic in v: the Coriolis and gyroscopic terms) has entries whose squares overflow, the
+error control is blind and the run crawls with steps of 1e-150 s.  The right-hand side refuses
+such a rate (:func:`checked_rate`): at t0 a StateError before the run, later a "failed" run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
 from opalg import _backend as bk
-from opalg.simulate._integrate import check_span, potential_energy, step_through, tau_at, tau_function
+from opalg.simulate import Trajectory, integrate
+from opalg.simulate._integrate import potential_energy, tau_at, tau_function
 from opalg.errors import StateError
 from opalg.algorithms.aba import aba
 from opalg.model.kinematics import body_kinematics, check_forces, check_state
@@ -93,39 +100,29 @@ def kinetic_energy(model: Model, q, v) -> np.ndarray:
     return 0.5 * sum(np.sum(kin.V[k] * bk.mv(model.I_spatial[k], kin.V[k]), -1) for k in range(model.n))
 
 
-@dataclass
-class FloatingSimulation:
-    """Result of :func:`simulate`.
+def checked_rate(y_dot: np.ndarray) -> np.ndarray:
+    r"""``y_dot`` itself if Σ ẏ_i² is finite; StateError otherwise (module docstring).
 
-    Attributes
-    ----------
-    t : (K,) ; q : (K, nq) ; v : (K, nv)
-        The accepted steps (or the ``t_eval`` samples reached); quaternions renormalized.
-    momentum : (K, 6)
-        The spatial momentum h_0 about the inertial origin, inertial axes (K10).
-    energy : (K,)
-        ½vᵀℳv plus, with gravity, the potential −Σ m_k g·c_k.
-    success : bool ; message : str
-        False with the time and reason if the run stopped early (what was computed is kept).
+    The solvers' error norms are root-mean-square norms of ẏ (and of errors of its size): with
+    max |ẏ_i| above about 1.3e154 the sum of squares overflows and the step-size control fails.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> checked_rate(np.array([3.0, 4.0]))
+    array([3., 4.])
+    >>> checked_rate(np.array([1e200, 1.0]))
+    Traceback (most recent call last):
+    ...
+    opalg.errors.StateError: the rate ẏ = (q̇, v̇) has max |ẏ_i| = 1e+200, whose square overflows double precision, so the solver's error norm cannot be formed (a state or a force too large for double precision: the Coriolis terms grow as |v|²)
     """
-
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    momentum: np.ndarray
-    energy: np.ndarray
-    success: bool
-    message: str
-
-    @property
-    def momentum_drift(self) -> float:
-        """max_k ‖h_0(t_k) − h_0(t_0)‖: conserved (to the solver's tolerance) without gravity, τ or f_ext."""
-        return float(np.linalg.norm(self.momentum - self.momentum[:1], axis=-1).max(initial=0.0))
-
-    @property
-    def energy_drift(self) -> float:
-        """max_k |E(t_k) − E(t_0)|: conserved without τ and f_ext."""
-        return float(np.abs(self.energy - self.energy[:1]).max(initial=0.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        square = float(y_dot @ y_dot)
+    if not np.isfinite(square):
+        raise StateError(f"the rate ẏ = (q̇, v̇) has max |ẏ_i| = {np.abs(y_dot).max():.3g}, whose square "
+                         "overflows double precision, so the solver's error norm cannot be formed (a state or "
+                         "a force too large for double precision: the Coriolis terms grow as |v|²)")
+    return y_dot
 
 
 def _force_function(model: Model, f_ext):
@@ -151,12 +148,16 @@ def _force_function(model: Model, f_ext):
 
 def simulate(model: Model, q0, v0, t_span, tau=None, gravity: bool = True, f_ext=None,
              method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-12, t_eval=None,
-             max_step: float = np.inf) -> FloatingSimulation:
+             max_step: float = np.inf) -> Trajectory:
     r"""Integrate ℳv̇ + C = τ + Σ J_k* f_ext(k) on the configuration manifold (K12).
 
     Any model: free joints advance by the quaternion rate ½ quat ⊗ (ω, 0) and ṗ = R v, other
     joints by θ̇ = v; v̇ from :func:`opalg.aba`; the quaternions are renormalized inside every
     right-hand side (module docstring).  Without free joints it is a plain integration of aba.
+    The run goes through :func:`opalg.simulate.integrate`: a failure (an error in ``tau`` or
+    ``f_ext``, a step-size collapse, a non-finite state) keeps every accepted step,
+    ``status="failed"``, and the message says when and why; a rate too large for the solver's
+    error norm (:func:`checked_rate`) is a StateError at t0 and a failure later.
 
     Parameters
     ----------
@@ -169,12 +170,18 @@ def simulate(model: Model, q0, v0, t_span, tau=None, gravity: bool = True, f_ext
         Include the model's gravity.
     f_ext : None, array (n, 6) or callable ``f_ext(t, q, v)``
         External forces as in :func:`opalg.aba` (C9).
-    method : {"DOP853", "RK45", "Radau"} ; rtol, atol, max_step : float ; t_eval : array, optional
+    method : {"DOP853", "RK45", "Radau", "BDF", "LSODA"} ; rtol, atol, max_step : float
+    t_eval : array_like, optional
+        Output times within ``t_span`` (default: the accepted steps).
 
     Returns
     -------
-    FloatingSimulation
-        With the momentum and energy at every sample and their drifts.
+    Trajectory
+        ``q`` (quaternions renormalized) and ``v`` at ``t``, and the extras ``momentum`` (K, 6),
+        the spatial momentum h_0 about the inertial origin in inertial axes (K10); ``energy``
+        (K,), ½vᵀℳv plus, with gravity, the potential −Σ m_k g·c_k; ``momentum_drift``,
+        max_k ‖h_0(t_k) − h_0(t_0)‖ (conserved to the solver's tolerance without gravity, τ or
+        f_ext), and ``energy_drift``, max_k |E(t_k) − E(t_0)| (conserved without τ and f_ext).
 
     Examples
     --------
@@ -183,16 +190,16 @@ def simulate(model: Model, q0, v0, t_span, tau=None, gravity: bool = True, f_ext
     >>> m = opalg.random_model(3, "chain", seed=0, joints="revolute", floating=True)
     >>> v0 = np.random.default_rng(0).normal(size=m.nv)
     >>> sim = simulate(m, opalg.neutral(m), v0, (0.0, 0.5), gravity=False)
-    >>> sim.success, sim.momentum_drift < 1e-8, sim.energy_drift < 1e-8
-    (True, True, True)
+    >>> sim.status, sim.momentum_drift < 1e-8, sim.energy_drift < 1e-8
+    ('completed', True, True)
     """
     if not isinstance(model, Model):
-        raise StateError(f"simulate: model must be an opalg.Model, got {type(model).__name__}")
+        raise StateError(f"floating.simulate: model must be an opalg.Model, got {type(model).__name__}")
     q0 = check_state(model, q0, "q0", config=True)
     v0 = check_state(model, v0, "v0")
     if q0.shape != (model.nq,) or v0.shape != (model.nv,) or q0.dtype.kind != "f" or v0.dtype.kind != "f":
-        raise StateError(f"simulate: q0 and v0 must be single real states of shapes ({model.nq},) and ({model.nv},)")
-    t0, t1 = check_span(t_span, method)
+        raise StateError(f"floating.simulate: q0 and v0 must be single real states of shapes ({model.nq},) "
+                         f"and ({model.nv},)")
     tau_fn = tau_function(model, tau)
     f_fn = _force_function(model, f_ext)
     nq = model.nq
@@ -201,13 +208,18 @@ def simulate(model: Model, q0, v0, t_span, tau=None, gravity: bool = True, f_ext
         q, v = normalized(model, y[:nq]), y[nq:]
         T = tau_at(model, tau_fn(t, q, v), t) if callable(tau) else tau_fn(t, q, v)
         F = None if f_fn is None else f_fn(t, q, v)
-        return np.concatenate([config_rate(model, q, v), aba(model, q, v, T, f_ext=F, gravity=gravity)])
+        return checked_rate(np.concatenate([config_rate(model, q, v),
+                                            aba(model, q, v, T, f_ext=F, gravity=gravity)]))
 
-    t, Y, ok, msg = step_through(rhs, np.concatenate([q0, v0]), t0, t1, method, rtol, atol, max_step, t_eval)
-    q, v = normalized(model, Y[:, :nq]), Y[:, nq:]
-    if len(t):
+    sol = integrate(rhs, np.concatenate([q0, v0]), t_span, t_eval=t_eval, method=method, rtol=rtol,
+                    atol=atol, max_step=max_step, name="floating.simulate's right-hand side")
+    q, v = normalized(model, sol.y[:, :nq]), sol.y[:, nq:]
+    if len(sol.t):
         h = spatial_momentum(model, q, v)
         E = kinetic_energy(model, q, v) + (potential_energy(model, q) if gravity else 0.0)
     else:
         h, E = np.zeros((0, 6)), np.zeros(0)
-    return FloatingSimulation(t, q, v, h, E, ok, msg)
+    return Trajectory.from_solution(
+        replace(sol, y=np.concatenate([q, v], axis=1)), nq, model.nv, momentum=h, energy=E,
+        momentum_drift=float(np.linalg.norm(h - h[:1], axis=-1).max(initial=0.0)),
+        energy_drift=float(np.abs(E - E[:1]).max(initial=0.0)))
