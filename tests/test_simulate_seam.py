@@ -22,7 +22,6 @@ from scipy.integrate import RK45
 
 from opalg.errors import StateError
 from opalg.simulate import Event, Solution, integrate
-from opalg.simulate._integrate import step_through
 
 from helpers import EPS, Tol
 
@@ -305,14 +304,3 @@ def test_never_completed_short_of_t1_nor_with_an_infinite_state(monkeypatch):
     sol = integrate(decay, [1.0], (0.0, 1.0), method="RK45", max_step=0.1)
     assert_failed_short(sol, 1.0)
     assert "the state became non-finite" in sol.message and np.all(np.isfinite(sol.y))
-
-
-def test_step_through_keeps_its_interface():
-    def rhs(t, y):
-        if t > 0.5:
-            raise RuntimeError("fault")
-        return -y
-    t, Y, ok, msg = step_through(rhs, np.ones(1), 0.0, 1.0, "RK45", 1e-8, 1e-10, 0.1)
-    assert not ok and msg.startswith(f"stopped at t = {t[-1]:.6g}: ") and "RuntimeError: fault" in msg
-    t, Y, ok, msg = step_through(decay, np.ones(1), 0.0, 1.0, "DOP853", 1e-8, 1e-10, np.inf, [0.0, 1.0])
-    assert ok and msg == "reached the end of t_span" and t.tolist() == [0.0, 1.0]
