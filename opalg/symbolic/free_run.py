@@ -136,7 +136,7 @@ def free_deployment(t_end: float = 2.0, n_out: int = 21, euler: bool = True, sys
     tau = _hinge_torques(system, model, setup)
     sim = simulate(model, q0, v0, (0.0, t_end), tau=lambda _, q, v: tau(q, v), t_eval=t_eval,
                    rtol=rtol, atol=atol)
-    if not sim.success:
+    if not sim.ok:
         raise StateError(f"free_deployment: the operator route stopped: {sim.message}")
     q, v = sim.q, sim.v
     timings["operator"] = time.perf_counter() - t0
