@@ -336,7 +336,7 @@ def test_sympy_pitch_and_axis():
 
 # --------------------------------------------------------------------------- API and errors
 def test_helical_constructors_agree():
-    """Joint.helical = Joint("helical", pitch=); Joint is one class wherever it is imported from."""
+    """Joint.helical = Joint("helical", pitch=); Joint is one class under every module path that names it."""
     assert opalg.Joint is opalg.model.multibody.Joint is opalg.model.joints.Joint is Joint
     a = Joint.helical([0, 0, 1.0], 0.02, "nut")
     b = Joint("helical", [0, 0, 1.0], "nut", pitch=0.02)

@@ -1,7 +1,7 @@
 """URDF import/export: fixed-joint merging, inertial frames, q order, round trip, bad input.
 
 Expected values are computed by hand here (explicit rotation matrices and the
-3x3 parallel-axis theorem), never copied from opalg output.
+3x3 parallel-axis theorem), never taken from opalg's own output.
 
 Tolerances (relative, helpers.assert_close): measured bounds (worst seen, margin and sample in each
 constant's ``why``), ``cond_tol`` for ℳ⁻¹, and exact equality where both sides are the same

@@ -1,7 +1,7 @@
 """Accuracy of every recursion against the dense LU route, over >= 1,000 seeded random models.
 
-Runs the generator and the criterion of ``tests/test_property.py`` (imported from there,
-so the numbers are those the property tests judge) with a seeded numpy driver, and prints
+Runs the generator and the criterion that ``tests/test_property.py`` defines (this script
+uses those very functions, so the numbers are those the property tests judge) with a seeded numpy driver, and prints
 per joint-kind category (revolute-only, prismatic, helical, multi-axis, spherical: the most
 demanding joint a model has) and per recursion:
 

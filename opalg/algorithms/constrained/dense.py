@@ -19,7 +19,7 @@ are ``τ = M ẏ + Q − F = Zᵀ v``.  (Eq. 14 as printed has ``+ Zᵀ v`` on t
 while eqs. 23 and 25 read ``Zᵀ v`` as the applied moment; this module follows
 the latter, so its ``v`` is the negative of eq. 14's.)
 
-Equations solved (re-derived, not copied from the scan):
+Equations solved (each re-derived here; the scan's signs are not trusted):
 
 * augmented (eq. 17): ``[[M, −Zᵀ], [B, 0]] [ẏ; v] = [F − Q; h]``;
 * reduced (eqs. 18–19): with ``C`` an orthonormal basis of the null space of
