@@ -266,14 +266,10 @@ def simulate(task, motors: Sequence[int] | None, t_span=None, t_eval=None, n_out
                       "as the old t_end, t_span = (0, t_end), until the next release",
                       DeprecationWarning, stacklevel=2)
         t_span = (0.0, t_span)
-    kw = renamed("ider_link.simulate", old, {"t_end": "t_span"})
-    if "t_span" in kw:
-        if t_span is not None:
-            raise StateError("ider_link.simulate: give t_span or its old name t_end, not both")
-        t_span = _old_t_end(kw.pop("t_span"))
-    t_span = (0.0, 1.0) if t_span is None else t_span
-    if kw:
-        raise TypeError(f"ider_link.simulate() got unexpected keyword arguments {sorted(kw)}")
+    given = t_span
+    t_span = renamed("ider_link.simulate", old, {"t_end": "t_span"}, t_span=t_span).get("t_span", (0.0, 1.0))
+    if given is None and "t_end" in old:
+        t_span = _old_t_end(t_span)
     A = None if motors is None else motor_rows(task, motors)
     who = "conventional Z = B" if motors is None else f"motors {list(motors)}"
     try:

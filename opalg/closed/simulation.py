@@ -84,13 +84,7 @@ def simulate(system, q0, v0=None, t_span=None, tau=None, baumgarte=(10.0, 10.0),
     >>> sim.status, bool(sim.position_error.max() < 1e-8), sim.multipliers.shape[1] == sys.m
     ('completed', True, True)
     """
-    kw = renamed("closed.simulate", old, {"qd0": "v0"})
-    if "v0" in kw:
-        if v0 is not None:
-            raise StateError("closed.simulate: give v0 or its old name qd0, not both")
-        v0 = kw.pop("v0")
-    if kw:
-        raise TypeError(f"closed.simulate() got unexpected keyword arguments {sorted(kw)}")
+    v0 = renamed("closed.simulate", old, {"qd0": "v0"}, v0=v0).get("v0")
     if v0 is None or t_span is None:
         raise StateError("closed.simulate: q0, v0 and t_span are required")
     model, N = system.model, system.model.ndof

@@ -57,8 +57,6 @@ def _time_span(where: str, t_span, default, kw: dict) -> float:
     """t1 of ``t_span``, or of the old ``t_end``: a keyword (``kw``, already through
     :func:`~opalg.simulate.compat.renamed` by the caller, so that its warning names the caller's
     caller), or a number where t_span stands (the previous release's second argument, warned here)."""
-    if set(kw) - {"t_span"}:
-        raise TypeError(f"{where}() got an unexpected keyword argument {sorted(set(kw) - {'t_span'})[0]!r}")
     if "t_span" in kw:
         if t_span is not default:
             raise StateError(f"{where}: give t_span or its old name t_end, not both")

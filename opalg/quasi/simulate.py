@@ -98,13 +98,7 @@ def simulate(model: Model, q0, v0=None, t_span=None, tau=None, gravity: bool = T
     >>> sim.status, bool(np.ptp(sim.energy) < 1e-7 * abs(sim.energy).max()), sim.qd.shape == sim.v.shape
     ('completed', True, True)
     """
-    kw = renamed("quasi.simulate", old, {"nu0": "v0"})
-    if "v0" in kw:
-        if v0 is not None:
-            raise StateError("quasi.simulate: give v0 or its old name nu0, not both")
-        v0 = kw.pop("v0")
-    if kw:
-        raise TypeError(f"quasi.simulate() got unexpected keyword arguments {sorted(kw)}")
+    v0 = renamed("quasi.simulate", old, {"nu0": "v0"}, v0=v0).get("v0")
     if v0 is None or t_span is None:
         raise StateError("quasi.simulate: q0, v0 and t_span are required")
     N = model.ndof

@@ -240,11 +240,7 @@ def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, force
     >>> bad.status, bool(0.9 < bad.t[-1] < 1.0), "applied load" in bad.message
     ('failed', True, True)
     """
-    given = {k: x for k, x in (("v0", v0), ("t_span", t_span), ("tau", tau)) if x is not None}
-    kw = renamed("opalg.symbolic.simulate", {**given, **old}, {"qd0": "v0", "Q": "tau"})
-    unknown = sorted(set(kw) - {"v0", "t_span", "tau"})
-    if unknown:
-        raise TypeError(f"simulate() got unexpected keyword arguments {unknown}")
+    kw = renamed("opalg.symbolic.simulate", old, {"qd0": "v0", "Q": "tau"}, v0=v0, t_span=t_span, tau=tau)
     for need in ("v0", "t_span"):
         if need not in kw:
             raise TypeError(f"simulate() missing required argument {need!r}")

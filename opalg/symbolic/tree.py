@@ -394,6 +394,6 @@ class TreeSystem:
         the arguments, the extras and the energy check (old names ``qd0``, ``Q``: a DeprecationWarning)."""
         from opalg.simulate.compat import renamed
         from opalg.symbolic.numeric import simulate
-        given = {k: x for k, x in (("v0", v0), ("t_span", t_span)) if x is not None}
-        kwargs = renamed("TreeSystem.simulate", {**given, **kwargs}, {"qd0": "v0", "Q": "tau"})
+        kwargs = renamed("TreeSystem.simulate", kwargs, {"qd0": "v0", "Q": "tau"}, extra_ok=True,
+                         v0=v0, t_span=t_span)
         return simulate(self, q0, kwargs.pop("v0", None), kwargs.pop("t_span", None), *args, **kwargs)

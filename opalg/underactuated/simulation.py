@@ -86,9 +86,7 @@ def simulate(model: Model, passive, controller: Callable, q0=None, v0=None, t_sp
     N = model.ndof
     refuse_free(model, "underactuated.simulate", "its state is [θ; θ̇] with q̇ = θ̇; use opalg.floating.simulate")
     kw = renamed("underactuated.simulate", old, {"x0": "q0, v0", "t_end": "t_span"})
-    x0, t_end = kw.pop("q0, v0", None), kw.pop("t_span", None)
-    if kw:
-        raise TypeError(f"underactuated.simulate() got unexpected keyword arguments {sorted(kw)}")
+    x0, t_end = kw.get("q0, v0"), kw.get("t_span")
     if _is_number(v0) and np.size(q0) == 2 * N and x0 is None and t_end is None:
         warnings.warn("underactuated.simulate(model, passive, controller, x0, t_end, ...) is now (model, "
                       "passive, controller, q0, v0, t_span, ...); x0 = [q0; v0] and t_end (t_span = (0, t_end)) "
