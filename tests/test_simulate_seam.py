@@ -231,7 +231,8 @@ def test_finite_time_blow_up_ends_quickly(method):
         sol = integrate(lambda t, y: y ** 2, [1.0], (0.0, 2.0), method=method)
     assert_failed_short(sol, 2.0)
     assert ("solver failed: Required step size" in sol.message       # the solver's own failure
-            or "non-finite derivative" in sol.message)                # LSODA: y² overflowed to inf
+            or "non-finite derivative" in sol.message                 # y² overflowed to inf
+            or "the run stalled" in sol.message)                      # Radau, LSODA: steps of 1e-8 .. 1e-14
     # near the blow-up (the numerical solution's own blow-up time may pass 1 by its error, 1e-11)
     assert abs(sol.t_stop - 1.0) < 1e-3 and sol.t[-1] == sol.t_stop
     early = sol.t < 0.5                                               # y ≤ 2 there
@@ -252,6 +253,30 @@ def test_step_budget():
     assert_failed_short(short, 2.0)
     assert short.message.endswith("step budget of 5 steps exhausted") and short.nsteps == 5
     assert len(short.t) == 6 and short.t_stop == short.t[-1]
+
+
+def test_a_crawl_stops_as_stalled():
+    """ẏ = −10¹³ (y − cos t) is stiff: an explicit method's stable step is ~3/10¹³, so reaching
+    t = 1 would take ~10¹² steps.  The pace check stops it after its first window of 1,000 steps,
+    with the steps kept; an implicit method (Radau) finishes the same problem in a few steps."""
+    def stiff(t, y):
+        return -1e13 * (y - np.cos(t))
+    sol = integrate(stiff, [1.0], (0.0, 1.0))
+    assert_failed_short(sol, 1.0)
+    assert "the run stalled: its last 1000 steps" in sol.message
+    assert sol.nsteps == 1000 and len(sol.t) == 1001 and sol.t_stop == sol.t[-1]
+    assert_within(np.abs(sol.y[:, 0] - 1.0).max(), Tol(1e-9, "cos t = 1 − t²/2 ≈ 1 − 1e-16 for t < 1e-7; "
+                  "the relaxation from y0 = 1 adds the rtol 1e-10"), "y stays at cos t ≈ 1")
+    sampled = integrate(stiff, [1.0], (0.0, 1.0), t_eval=[0.0, 0.5, 1.0])     # only t = 0 reached
+    assert sampled.status == "failed" and sampled.t.tolist() == [0.0] and "stalled" in sampled.message
+    radau = integrate(stiff, [1.0], (0.0, 1.0), method="Radau")
+    assert radau.ok and radau.nsteps < 100
+    assert_within(abs(radau.y[-1, 0] - np.cos(1.0) - np.sin(1.0) * 1e-13), global_tol(radau),
+                  "y(1) = cos 1 + sin 1/10¹³ (the slow manifold) to the integrator's error")
+    # a run whose pace is fine is never stopped by the check: 1,000-step windows at max_step 1e-4
+    # project exactly the budget needed (1e4 steps), far below 100 times it
+    ok = integrate(decay, [1.0], (0.0, 1.0), max_step=1e-4)
+    assert ok.ok and ok.nsteps >= 10_000
 
 
 def test_wall_time_budget():

@@ -223,7 +223,7 @@ def solve(s: SimpleNamespace, A=None, method: str = "augmented", check: bool = T
 
 def simulate(task, motors: Sequence[int] | None, t_span=None, t_eval=None, n_out: int = 51,
              baumgarte=None, kappa_min: float = KAPPA_MIN, method: str = "DOP853", rtol: float = 1e-9,
-             atol: float = 1e-11, **old) -> Trajectory:
+             atol: float = 1e-11, max_step: float = np.inf, max_steps: int = 100_000, wall_time: float | None = None, **old) -> Trajectory:
     r"""Carry the box along the path with motors ``motors`` (None: conventional Z = B).
 
     θ̈ from the augmented form at every right-hand side, integrated by
@@ -244,8 +244,11 @@ def simulate(task, motors: Sequence[int] | None, t_span=None, t_eval=None, n_out
     baumgarte : (a, b), optional
         As in :func:`ider_system`.
     kappa_min : float
-    method, rtol, atol
+    method, rtol, atol, max_step
         As in :func:`opalg.simulate.integrate`.
+    max_steps, wall_time : int, float or None
+        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
+        one that stalls, ends with status "failed" and the steps computed so far.
 
     Returns
     -------
@@ -295,7 +298,8 @@ def simulate(task, motors: Sequence[int] | None, t_span=None, t_eval=None, n_out
         return feasibility(ider_system(task, t, x[:n], x[n:]), A) - kappa_min
 
     sol = integrate(rhs, y0, (t0, t1), events=Event(kappa_event, direction=-1, name="kappa_min"),
-                    t_eval=t_eval, method=method, rtol=rtol, atol=atol, name="ider_link.simulate")
+                    t_eval=t_eval, method=method, rtol=rtol, atol=atol, max_step=max_step,
+                    max_steps=max_steps, wall_time=wall_time, name="ider_link.simulate")
     rows = []
     for t, q, qd in zip(sol.t, sol.y[:, :n], sol.y[:, n:]):
         s = ider_system(task, t, q, qd)

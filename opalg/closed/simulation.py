@@ -43,7 +43,7 @@ def mechanical_energy(model, q, qd) -> np.ndarray:
 
 def simulate(system, q0, v0=None, t_span=None, tau=None, baumgarte=(10.0, 10.0), method: str = "DOP853",
              rtol: float = 1e-9, atol: float = 1e-11, t_eval=None, max_step: float = np.inf,
-             **old) -> Trajectory:
+             max_steps: int = 100_000, wall_time: float | None = None, **old) -> Trajectory:
     r"""Integrate the closed system's motion from (q0, θ̇0 = v0) over ``t_span`` (H6).
 
     Each right-hand side is :meth:`ClosedSystem.forward` with ``baumgarte=(α, β)``; ``None`` or
@@ -62,6 +62,9 @@ def simulate(system, q0, v0=None, t_span=None, tau=None, baumgarte=(10.0, 10.0),
         Joint forces: zero, held constant, or a function (checked at every call).
     baumgarte : (α, β) or None
     method : {"DOP853", "RK45", "Radau", "BDF", "LSODA"} ; rtol, atol, max_step : float
+    max_steps, wall_time : int, float or None
+        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
+        one that stalls, ends with status "failed" and the steps computed so far.
     t_eval : array_like, optional
         Output times within ``t_span`` (default: the accepted steps).
 
@@ -109,7 +112,8 @@ def simulate(system, q0, v0=None, t_span=None, tau=None, baumgarte=(10.0, 10.0),
         return np.concatenate([v, res.qdd])
 
     sol = integrate(rhs, np.concatenate([q0, v0]), t_span, t_eval=t_eval, method=method, rtol=rtol,
-                    atol=atol, max_step=max_step, name="closed.simulate's right-hand side")
+                    atol=atol, max_step=max_step, max_steps=max_steps, wall_time=wall_time,
+                    name="closed.simulate's right-hand side")
     q, v = sol.y[:, :N], sol.y[:, N:]
     K = len(sol.t)
     pos = np.abs(system.constraint_error(q)).max(-1) if K else np.zeros(0)

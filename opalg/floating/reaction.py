@@ -32,7 +32,8 @@ from opalg.floating.simulate import config_rate, normalized
 
 
 def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str = "DOP853",
-                  rtol: float = 1e-10, atol: float = 1e-12, max_step: float = np.inf) -> Trajectory:
+                  rtol: float = 1e-10, atol: float = 1e-12, max_step: float = np.inf,
+                  max_steps: int = 100_000, wall_time: float | None = None) -> Trajectory:
     r"""The base pose history while the arm follows ``joint_path`` at constant momentum h (K11).
 
     Integrates the base pose with :math:`v_b(q, \dot θ)` of :func:`base_velocity` (module
@@ -54,6 +55,9 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
         The momentum about the inertial origin, inertial axes (default 0: free flight from rest).
     method, rtol, atol, max_step
         As :func:`opalg.floating.simulate`.
+    max_steps, wall_time : int, float or None
+        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
+        one that stalls, ends with status "failed" and the steps computed so far.
 
     Returns
     -------
@@ -124,7 +128,8 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
         return config_rate(model, q, v)[qs_b]
 
     sol = integrate(rhs, q0[qs_b], (ts[0], ts[-1]), t_eval=ts, method=method, rtol=rtol, atol=atol,
-                    max_step=max_step, name="base_reaction's right-hand side")
+                    max_step=max_step, max_steps=max_steps, wall_time=wall_time,
+                    name="base_reaction's right-hand side")
     K = len(sol.t)
     q, v, mom = np.full((K, model.nq), np.nan), np.full((K, model.nv), np.nan), np.full((K, 6), np.nan)
     for i in range(K):

@@ -148,7 +148,7 @@ def _force_function(model: Model, f_ext):
 
 def simulate(model: Model, q0, v0, t_span, tau=None, gravity: bool = True, f_ext=None,
              method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-12, t_eval=None,
-             max_step: float = np.inf) -> Trajectory:
+             max_step: float = np.inf, max_steps: int = 100_000, wall_time: float | None = None) -> Trajectory:
     r"""Integrate ℳv̇ + C = τ + Σ J_k* f_ext(k) on the configuration manifold (K12).
 
     Any model: free joints advance by the quaternion rate ½ quat ⊗ (ω, 0) and ṗ = R v, other
@@ -171,6 +171,9 @@ def simulate(model: Model, q0, v0, t_span, tau=None, gravity: bool = True, f_ext
     f_ext : None, array (n, 6) or callable ``f_ext(t, q, v)``
         External forces as in :func:`opalg.aba` (C9).
     method : {"DOP853", "RK45", "Radau", "BDF", "LSODA"} ; rtol, atol, max_step : float
+    max_steps, wall_time : int, float or None
+        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
+        one that stalls, ends with status "failed" and the steps computed so far.
     t_eval : array_like, optional
         Output times within ``t_span`` (default: the accepted steps).
 
@@ -212,7 +215,8 @@ def simulate(model: Model, q0, v0, t_span, tau=None, gravity: bool = True, f_ext
                                             aba(model, q, v, T, f_ext=F, gravity=gravity)]))
 
     sol = integrate(rhs, np.concatenate([q0, v0]), t_span, t_eval=t_eval, method=method, rtol=rtol,
-                    atol=atol, max_step=max_step, name="floating.simulate's right-hand side")
+                    atol=atol, max_step=max_step, max_steps=max_steps, wall_time=wall_time,
+                    name="floating.simulate's right-hand side")
     q, v = normalized(model, sol.y[:, :nq]), sol.y[:, nq:]
     if len(sol.t):
         h = spatial_momentum(model, q, v)

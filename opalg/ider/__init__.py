@@ -126,7 +126,7 @@ _SPAN = (0.0, 1.0)
 def simulate(A=None, t_span=_SPAN, inertia: str = "joint", gravity: float = 0.0,
              formulation: str = "augmented", t_eval=None, stabilization=None, method: str = "DOP853",
              rtol: float = 1e-12, atol: float = 1e-12, stop_tol: float = STOP_TOL, refine: bool = True,
-             **old) -> Trajectory:
+             max_step: float = np.inf, max_steps: int = 100_000, wall_time: float | None = None, **old) -> Trajectory:
     r"""Simulate the arm with its tip on the path of eq. 20, conventional or with control forces A.
 
     The initial state is the paper's (θ0 at t = 0, :func:`initial_speeds`); every run ends with a
@@ -156,6 +156,11 @@ def simulate(A=None, t_span=_SPAN, inertia: str = "joint", gravity: float = 0.0,
         The solver :func:`opalg.simulate.integrate` steps.
     rtol, atol : float
         Integrator tolerances (0 < rtol < 1, atol > 0).
+    max_step : float
+        The largest step (> 0).
+    max_steps, wall_time : int, float or None
+        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
+        one that stalls, ends with status "failed" and the steps computed so far.
     stop_tol : float
         In (0, 1): the run stops (:func:`~opalg.algorithms.constrained.stop_event`) when the
         feasibility measure :func:`opalg.algorithms.constrained.conditioning` or
@@ -227,7 +232,7 @@ def simulate(A=None, t_span=_SPAN, inertia: str = "joint", gravity: float = 0.0,
     measures = {"reach": reach_measure} if Zc is None else {"singular": kappa, "reach": reach_measure}  # κ ≡ 1 for Z = B
     events = [stop_event(m, stop_tol, nq=3, name=name) for name, m in measures.items()]
     sol = integrate(rhs, x0, (0.0, t_end), events=events, t_eval=te, method=method, rtol=rtol, atol=atol,
-                    name="the right-hand side")
+                    max_step=max_step, max_steps=max_steps, wall_time=wall_time, name="the right-hand side")
     rows = []
     for t, x in zip(sol.t, sol.y):
         s, Mq, Qv, B, Z = _dynamics(model, Zc, formulation, gains, t, x[:3], x[3:], check=False)

@@ -54,7 +54,7 @@ def _complete(model: Model, kin: Kinematics, qd, V: list) -> None:
 
 def simulate(model: Model, q0, v0=None, t_span=None, tau=None, gravity: bool = True, method: str = "DOP853",
              rtol: float = 1e-10, atol: float = 1e-12, t_eval=None, max_step: float = np.inf,
-             **old) -> Trajectory:
+             max_steps: int = 100_000, wall_time: float | None = None, **old) -> Trajectory:
     r"""Integrate the motion in (q, ν): q̇ = (I + HφK)^{-*}ν (J3), ν̇ by the dynamic form of J5.
 
     The generalized velocities of this simulator are the quasi-velocities: ``v0`` is ν₀ and the
@@ -76,6 +76,9 @@ def simulate(model: Model, q0, v0=None, t_span=None, tau=None, gravity: bool = T
         checked at every call.
     gravity : bool
     method : {"DOP853", "RK45", "Radau", "BDF", "LSODA"} ; rtol, atol, max_step : float
+    max_steps, wall_time : int, float or None
+        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
+        one that stalls, ends with status "failed" and the steps computed so far.
     t_eval : array_like, optional
         Output times within ``t_span`` (default: the accepted steps).
 
@@ -122,7 +125,8 @@ def simulate(model: Model, q0, v0=None, t_span=None, tau=None, gravity: bool = T
         return np.concatenate([qd, vd])
 
     sol = integrate(rhs, np.concatenate([q0, v0]), t_span, t_eval=t_eval, method=method, rtol=rtol,
-                    atol=atol, max_step=max_step, name="quasi.simulate's right-hand side")
+                    atol=atol, max_step=max_step, max_steps=max_steps, wall_time=wall_time,
+                    name="quasi.simulate's right-hand side")
     q, v = sol.y[:, :N], sol.y[:, N:]
     qd = _qd_of(model, q, v)
     return Trajectory.from_solution(sol, N, N, qd=qd, energy=_energy(model, q, v, gravity),

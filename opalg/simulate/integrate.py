@@ -23,6 +23,10 @@ from opalg.errors import StateError
 #: The solver classes ``integrate`` steps, by name.
 METHODS = {"RK45": RK45, "DOP853": DOP853, "Radau": Radau, "BDF": BDF, "LSODA": LSODA}
 _EPS = float(np.finfo(float).eps)
+#: Steps per check of the pace: a run whose last ``_WINDOW`` steps project beyond 100 times the
+#: remaining step budget is stopped as stalled (a crawl at h ≈ 1e-13 would otherwise spend the
+#: whole budget, minutes of an expensive rhs, before failing anyway).
+_WINDOW = 1000
 
 
 class Event:
@@ -211,7 +215,9 @@ def integrate(rhs: Callable, y0, t_span, *, events=(), t_eval=None, method: str 
         Largest step size (> 0).
     max_steps, wall_time : int, float or None
         Budgets: accepted steps, and seconds of ``time.monotonic`` (None: no limit).  Exceeding
-        one ends the run as "failed".
+        one ends the run as "failed".  So does a stall: every 1,000 steps the pace is checked, and
+        a run that would need more than 100 times its remaining step budget at that pace to reach
+        t1 stops at once (the factor leaves room for steps that grow again after a transient).
     name : str, optional
         How messages name rhs (default ``rhs.__qualname__``).
 
@@ -282,7 +288,7 @@ def integrate(rhs: Callable, y0, t_span, *, events=(), t_eval=None, method: str 
     counts = [0] * len(evs)
     last = (t0, y0.copy())
     status, why, stop_event = "failed", "", None
-    start, nsteps = time.monotonic(), 0
+    start, nsteps, t_window = time.monotonic(), 0, t0
     try:
         solver = METHODS[method](f, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
         while solver.status == "running":
@@ -342,6 +348,14 @@ def integrate(rhs: Callable, y0, t_span, *, events=(), t_eval=None, method: str 
             if stop_event is not None:
                 status, why = "event", ""
                 break
+            if nsteps % _WINDOW == 0:
+                pace = (t_new - t_window) / _WINDOW          # time per step over the window
+                if (t1 - t_new) > pace * 100 * (max_steps - nsteps):
+                    why = (f"the run stalled: its last {_WINDOW} steps advanced t by {t_new - t_window:.3g} "
+                           f"(mean step {pace:.3g}); at that pace t1 = {t1:g} is beyond 100 times the "
+                           f"remaining step budget ({max_steps - nsteps} steps)")
+                    break
+                t_window = t_new
         else:
             status = "completed"
     except _Stop as e:

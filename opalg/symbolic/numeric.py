@@ -185,7 +185,7 @@ def _factor(system, M, q, t_now):
 
 def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, forces=None, moments=None,
              tau=None, subs=None, t_eval=None, method="DOP853", rtol=1e-10, atol=1e-10, bias_method="kane",
-             **old) -> Trajectory:
+             max_step: float = np.inf, max_steps: int = 100_000, wall_time: float | None = None, **old) -> Trajectory:
     r"""Integrate the equations of motion ``M(q) q̈ + bias(q, q̇, t) = Q`` through :func:`opalg.simulate.integrate`.
 
     Parameters
@@ -199,7 +199,10 @@ def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, force
     forces, moments : applied loads at the mass centres, {j: 3-vector} in body coordinates
     tau : extra generalized force (sympy N x 1 in q, q̇, t; the paper's Q, the old keyword name)
     subs : values of remaining symbolic parameters
-    t_eval, method, rtol, atol : passed to :func:`opalg.simulate.integrate`
+    t_eval, method, rtol, atol, max_step : passed to :func:`opalg.simulate.integrate`
+    max_steps, wall_time : int, float or None
+        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
+        one that stalls, ends with status "failed" and the steps computed so far.
     bias_method : {"kane", "recursive", "lagrange"}
         how the bias is derived (:meth:`TreeSystem.bias`); "recursive" is the cheapest for
         deep trees
@@ -288,7 +291,8 @@ def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, force
         return np.concatenate([qd, qdd, [damper_power(qd), float(Qav @ qd)]])
 
     sol = integrate(rhs, np.concatenate([q0, v0, [0.0, 0.0]]), t_span, t_eval=t_eval, method=method,
-                    rtol=rtol, atol=atol, name="the equations of motion")
+                    rtol=rtol, atol=atol, max_step=max_step,
+                    max_steps=max_steps, wall_time=wall_time, name="the equations of motion")
     q, qd, ts = sol.y[:, :N], sol.y[:, N:2 * N], sol.t
     ex = dict(kinetic=np.array([float(Tf(a, b, c)) for a, b, c in zip(q, qd, ts)]),
               potential=np.array([float(Uf(a, c)) for a, c in zip(q, ts)]),

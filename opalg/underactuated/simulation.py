@@ -28,7 +28,7 @@ OLD_SAMPLES = 401
 
 def simulate(model: Model, passive, controller: Callable, q0=None, v0=None, t_span=None, t_eval=None,
              passive_force: Callable | None = None, method: str = "DOP853", rtol: float = 1e-10,
-             atol: float = 1e-10, **old) -> Trajectory:
+             atol: float = 1e-10, max_step: float = np.inf, max_steps: int = 100_000, wall_time: float | None = None, **old) -> Trajectory:
     r"""Integrate ``ℳq̈ + C = τ`` with θ̈_a = controller(t, q, v) and T_p = passive_force(t, q, v).
 
     Each right-hand side is one :func:`opalg.hybrid` call: it returns the passive accelerations
@@ -50,8 +50,11 @@ def simulate(model: Model, passive, controller: Callable, q0=None, v0=None, t_sp
         Output times within t_span (default: the accepted steps).
     passive_force : callable ``(t, q, v) -> (N_p,)``, optional
         Default zero (frictionless passive joints).
-    method, rtol, atol
+    method, rtol, atol, max_step
         As in :func:`opalg.simulate.integrate`.
+    max_steps, wall_time : int, float or None
+        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
+        one that stalls, ends with status "failed" and the steps computed so far.
 
     Returns
     -------
@@ -140,7 +143,7 @@ def simulate(model: Model, passive, controller: Callable, q0=None, v0=None, t_sp
         return np.concatenate([v, hybrid(model, q, v, *inputs(t, q, v), mask)[0]])
 
     sol = integrate(rhs, np.concatenate([q0, v0]), t_span, t_eval=t_eval, method=method, rtol=rtol,
-                    atol=atol, name="underactuated.simulate")
+                    atol=atol, max_step=max_step, max_steps=max_steps, wall_time=wall_time, name="underactuated.simulate")
     q, v = sol.y[:, :N], sol.y[:, N:]
     tau_in, qdd_in = np.full((len(sol.t), N), np.nan), np.full((len(sol.t), N), np.nan)
     for i, t in enumerate(sol.t):
