@@ -30,6 +30,7 @@ from opalg import opcount  # noqa: F401
 from opalg import algebra, algorithms, model, spatial  # noqa: F401
 from opalg.algorithms.aba import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
 from opalg.algorithms.crba import composite_inertias, crba, mass_matrix_diag
+from opalg.algorithms.derivatives import aba_derivatives, rnea_derivatives
 from opalg.algorithms.hybrid import hybrid, reduced_inertia
 from opalg.algorithms.ltdl import LTDL, ltdl, ltdl_solve
 from opalg.algorithms.operational import frame_jacobian, lambda_inv
@@ -55,6 +56,7 @@ __all__ = [
     "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",
     "InfeasibleDirections", "hybrid", "reduced_inertia", "mass_matrix_diag", "TreeSparse", "ltdl",
     "ltdl_solve", "LTDL", "FreeJoint", "integrate", "difference", "neutral",
+    "rnea_derivatives", "aba_derivatives",
 ]
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy
