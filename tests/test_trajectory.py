@@ -133,3 +133,50 @@ def test_plot_makes_its_own_axes():
         assert len(ax.lines) == 2
     finally:
         plt.close(ax.figure)
+
+
+def _drawn(traj, **kw):
+    """Run the animation's frames (to_jshtml draws each once) and return the (q, t) drawn, the title."""
+    fig = Figure(figsize=(1.0, 1.0), dpi=20)
+    ax = fig.subplots()
+    (dot,) = ax.plot([], [], "o")
+    seen = []
+
+    def draw(q, t):
+        seen.append((q.copy(), t))
+        dot.set_data([q[0]], [q[1]])
+        return [dot]
+    anim = traj.animate(draw, fig=fig, **kw)
+    anim.to_jshtml()
+    return anim, seen, ax.title.get_text()
+
+
+def test_animate_draws_the_chosen_samples_in_time_order():
+    t = np.linspace(0.0, 2.0, 101)
+    traj = Trajectory(t, np.c_[np.cos(t), np.sin(t)], np.c_[-np.sin(t), np.cos(t)], "completed", "done", 2.0)
+    anim, seen, title = _drawn(traj, title="t = {t:.2f} s")
+    idx = list(anim.new_frame_seq())
+    assert len(idx) == 40 and idx[0] == 0 and idx[-1] == 100 and idx == sorted(set(idx))   # the cap of 40
+    # matplotlib may draw the first frame once more to set up; the frames drawn are the samples chosen
+    drawn_t = [s[1] for s in seen]
+    assert set(drawn_t) == {t[i] for i in idx} and drawn_t[-1] == 2.0
+    for q, tt in seen:
+        assert np.array_equal(q, [np.cos(tt), np.sin(tt)])
+    assert title == "t = 2.00 s"
+    anim, seen, _ = _drawn(traj, frames=[3, 7])
+    assert list(anim.new_frame_seq()) == [3, 7] and seen[-1][1] == t[7]
+
+
+def test_animate_says_on_the_last_frame_that_a_run_stopped():
+    _, seen, title = _drawn(line("failed", "failed at t = 1: fault"), frames=2, title="t = {t:.1f} s")
+    assert title == "t = 1.0 s (failed at t_stop = 1)"
+    assert len(line().t) == 5 and _drawn(line(), title="{t}")[2] == "1.0"      # all 5 samples, no status
+
+
+@pytest.mark.parametrize("kw, match", [({"frames": 0}, "frames must be >= 1"), ({"frames": [0, 9]}, r"indices in \[0, 5\)"),
+                                       ({"frames": [0.5]}, "indices"), ({"frames": []}, "indices")])
+def test_animate_refuses_bad_frames(kw, match):
+    with pytest.raises(StateError, match=match):
+        line().animate(lambda q, t: [], fig=Figure(), **kw)
+    with pytest.raises(StateError, match="draw must be callable"):
+        line().animate("draw", fig=Figure())

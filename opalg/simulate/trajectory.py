@@ -175,6 +175,79 @@ class Trajectory:
             ax.legend(fontsize="small")
         return ax
 
+    def animate(self, draw, *, fig, frames=None, title: str | None = None):
+        """A matplotlib animation of the run: ``draw(q, t)`` poses the figure's artists at each frame.
+
+        Parameters
+        ----------
+        draw : callable
+            ``draw(q, t) -> iterable of Artists``: updates what the figure shows for the
+            configuration ``q`` (nq,) at time ``t``.  Called once per frame, in time order.
+        fig : matplotlib Figure
+            The figure ``draw`` updates (its axes and artists are set up by the caller).
+        frames : None, int or sequence of int
+            Sample indices to show: None gives every sample, or 40 evenly spaced ones including the
+            first and the last if there are more (the notebooks' cap); an int n gives n evenly spaced.
+        title : str, optional
+            A format string with field ``t`` (``"t = {t:.2f} s"``) set as the first axes' title
+            text at each frame (its font is kept).  On the last frame of a run that did not complete,
+            the status and ``t_stop`` are added.
+
+        Returns
+        -------
+        matplotlib.animation.FuncAnimation
+            Pass it to :func:`opalg.course.display.animate` to show it in a notebook.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from matplotlib.figure import Figure
+        >>> t = np.linspace(0.0, 1.0, 11)
+        >>> traj = Trajectory(t, np.c_[t], np.c_[0 * t + 1], "failed", "failed at t = 1: fault", 1.0)
+        >>> fig = Figure()
+        >>> ax = fig.subplots()
+        >>> (dot,) = ax.plot([], [], "o")
+        >>> anim = traj.animate(lambda q, t: dot.set_data([q[0]], [0.0]) or [dot], fig=fig, frames=3,
+        ...                     title="t = {t:.1f} s")
+        >>> list(anim.new_frame_seq())
+        [0, 5, 10]
+        >>> _ = anim.to_jshtml()
+        >>> ax.title.get_text()
+        't = 1.0 s (failed at t_stop = 1)'
+        """
+        from matplotlib.animation import FuncAnimation
+
+        if not callable(draw):
+            raise StateError(f"Trajectory.animate: draw must be callable draw(q, t), got {type(draw).__name__}")
+        n = len(self.t)
+        if n == 0:
+            raise StateError("Trajectory.animate: the trajectory has no samples")
+        if frames is None or isinstance(frames, (int, np.integer)) and not isinstance(frames, bool):
+            count = min(n, 40) if frames is None else int(frames)
+            if count < 1:
+                raise StateError(f"Trajectory.animate: frames must be >= 1, got {frames!r}")
+            idx = np.unique(np.round(np.linspace(0, n - 1, min(count, n))).astype(int))
+        else:
+            idx = np.asarray(list(frames))
+            if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= n:
+                raise StateError(f"Trajectory.animate: frames must be sample indices in [0, {n}), got {frames!r}")
+        idx = [int(i) for i in idx]
+        ax = fig.axes[0] if title is not None and fig.axes else None
+        if title is not None and ax is None:
+            raise StateError("Trajectory.animate: a title needs a figure with axes")
+
+        def update(i):
+            artists = list(draw(self.q[i], float(self.t[i])) or [])
+            if ax is not None:
+                text = title.format(t=float(self.t[i]))
+                if i == idx[-1] and self.status != "completed":
+                    text += f" ({self.status} at t_stop = {self.t_stop:g})"
+                ax.title.set_text(text)
+                artists.append(ax.title)
+            return artists
+
+        return FuncAnimation(fig, update, frames=idx, blit=False)
+
     def __repr__(self):
         ex = f", extras={sorted(self.extras)}" if self.extras else ""
         return (f"Trajectory(status={self.status!r}, message={self.message!r}, {len(self.t)} samples, "
