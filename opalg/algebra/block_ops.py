@@ -17,9 +17,22 @@ from typing import Sequence
 
 import numpy as np
 
+from opalg import _backend as bk
 from opalg.algebra.operators import Operator, _join, _split
 from opalg.errors import StateError
 from opalg.algebra.tridiag_solve import BCRTrace, cyclic, thomas
+
+
+def _block(x, what: str, where: str) -> np.ndarray:
+    """A block as an array of numbers (float, complex, or sympy objects), at least 2-D, finite."""
+    bk.check_no_strings(x, f"{where}: {what}", StateError)
+    a = np.asarray(x)
+    if a.ndim < 2:
+        raise StateError(f"{where}: {what} must be a matrix (..., rows, cols), got shape {a.shape}")
+    bad = bk.first_nonfinite(a.astype(float) if a.dtype.kind in "biu" else a)
+    if bad is not None:
+        raise StateError(f"{where}: {what} has a non-finite entry {bad[1]} at index {bad[0]}")
+    return a
 
 
 class BlockTridiagonal(Operator):
@@ -51,20 +64,22 @@ class BlockTridiagonal(Operator):
 
     def __init__(self, diag: Sequence[np.ndarray], lower: Sequence[np.ndarray],
                  upper: Sequence[np.ndarray] | None = None, name: str = "?"):
-        diag = [np.asarray(d) for d in diag]
-        lower = [np.asarray(x) for x in lower]
-        upper = [np.swapaxes(x, -1, -2) for x in lower] if upper is None else [np.asarray(x) for x in upper]
+        where = f"BlockTridiagonal {name}"
+        diag = [_block(d, f"diagonal block {i}", where) for i, d in enumerate(diag)]
+        lower = [_block(x, f"lower block {i}", where) for i, x in enumerate(lower)]
+        upper = [np.swapaxes(x, -1, -2) for x in lower] if upper is None else \
+            [_block(x, f"upper block {i}", where) for i, x in enumerate(upper)]
         n = len(diag)
         if n == 0 or len(lower) != n - 1 or len(upper) != n - 1:
-            raise ValueError(f"BlockTridiagonal {name}: need n >= 1 diagonal blocks and n − 1 lower "
+            raise StateError(f"BlockTridiagonal {name}: need n >= 1 diagonal blocks and n − 1 lower "
                              f"and upper blocks, got {n}, {len(lower)}, {len(upper)}")
         sizes = tuple(d.shape[-1] for d in diag)
         for i, d in enumerate(diag):
             if d.ndim < 2 or d.shape[-2] != d.shape[-1]:
-                raise ValueError(f"BlockTridiagonal {name}: diagonal block {i} is not square ({d.shape})")
+                raise StateError(f"BlockTridiagonal {name}: diagonal block {i} is not square ({d.shape})")
         for i in range(n - 1):
             if lower[i].shape[-2:] != (sizes[i + 1], sizes[i]) or upper[i].shape[-2:] != (sizes[i], sizes[i + 1]):
-                raise ValueError(f"BlockTridiagonal {name}: coupling blocks {i} have shapes "
+                raise StateError(f"BlockTridiagonal {name}: coupling blocks {i} have shapes "
                                  f"{lower[i].shape}, {upper[i].shape}; the diagonal sizes are {sizes}")
         self.rows = self.cols = sizes
         self.name = name
@@ -150,9 +165,9 @@ class BlockTridiagonal(Operator):
     def solve_matrix(self, rhs, method: str = "cyclic", trace: bool = False):
         """As :meth:`solve` for rhs of shape (..., N, r): r right-hand sides at once."""
         if method not in ("thomas", "cyclic"):
-            raise ValueError(f"BlockTridiagonal.solve: method must be 'thomas' or 'cyclic', got {method!r}")
+            raise StateError(f"BlockTridiagonal.solve: method must be 'thomas' or 'cyclic', got {method!r}")
         if trace and method != "cyclic":
-            raise ValueError("BlockTridiagonal.solve: trace=True needs method='cyclic' (levels of the reduction)")
+            raise StateError("BlockTridiagonal.solve: trace=True needs method='cyclic' (levels of the reduction)")
         b = np.asarray(rhs)
         if b.ndim < 2 or b.shape[-2] != self.shape[0] or b.dtype.kind not in "fc":
             raise StateError(f"BlockTridiagonal {self.name}.solve: rhs has shape {b.shape} and dtype "
@@ -193,7 +208,7 @@ class BlockSparse(Operator):
         self.rows, self.cols, self.name = tuple(rows), tuple(cols), name
         for (i, j), b in self.blocks.items():
             if b.shape[-2:] != (self.rows[i], self.cols[j]):
-                raise ValueError(f"BlockSparse {name}: block ({i}, {j}) has shape {b.shape}, "
+                raise StateError(f"BlockSparse {name}: block ({i}, {j}) has shape {b.shape}, "
                                  f"expected (..., {self.rows[i]}, {self.cols[j]})")
 
     def _likes(self):

@@ -26,6 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from opalg import _backend as bk
+from opalg.errors import StateError
+from opalg.model import _validate
 
 
 @functools.lru_cache(maxsize=256)
@@ -78,7 +80,7 @@ class Operator:
 
     def _check_input(self, x: np.ndarray, axis: int) -> None:
         if x.ndim < -axis or x.shape[axis] != self.shape[1]:
-            raise ValueError(
+            raise StateError(
                 f"operator {self.name} has {self.shape[1]} columns but the argument has shape "
                 f"{x.shape}"
             )
@@ -102,7 +104,10 @@ class Operator:
         return []
 
     def block(self, i: int, j: int) -> np.ndarray:
-        """Block (i, j): rows of body i, columns of body j."""
+        """Block (i, j): rows of body i, columns of body j (0 <= i, j < the number of blocks;
+        a negative index is refused, not wrapped around)."""
+        i = _validate.index(i, len(self.rows), "block row i", f"{self.name}.block")
+        j = _validate.index(j, len(self.cols), "block column j", f"{self.name}.block")
         r0, c0 = int(sum(self.rows[:i])), int(sum(self.cols[:j]))
         return self.dense()[..., r0:r0 + self.rows[i], c0:c0 + self.cols[j]]
 
@@ -184,12 +189,12 @@ class BlockDiagonal(Operator):
         """Blockwise inverse (each block must be square and invertible)."""
         for k, b in enumerate(self.blocks):
             if b.shape[-1] != b.shape[-2]:
-                raise ValueError(f"operator {self.name} has a non-square block {k} "
+                raise StateError(f"operator {self.name} has a non-square block {k} "
                                  f"({b.shape[-2]}x{b.shape[-1]}): it has no inverse")
         try:
             return BlockDiagonal([bk.inv(b) for b in self.blocks], f"{self.name}^-1")
         except np.linalg.LinAlgError:
-            raise ValueError(f"operator {self.name} has a singular block: it has no inverse") from None
+            raise StateError(f"operator {self.name} has a singular block: it has no inverse") from None
 
 
 class EdgeOperator(Operator):
@@ -269,7 +274,7 @@ class SPO(Operator):
 
     def __init__(self, edge: EdgeOperator, name="?", transposed=False):
         if edge.transposed or edge.rows != edge.cols:
-            raise ValueError("SPO needs a square, untransposed edge operator")
+            raise StateError("SPO needs a square, untransposed edge operator")
         self.edge, self.transposed, self.name = edge, transposed, name
         self.rows = self.cols = edge.rows
 
@@ -358,7 +363,7 @@ class Sum(Operator):
             if not isinstance(t, Operator):
                 raise TypeError(f"cannot add an operator and a {type(t).__name__}")
             if (t.rows, t.cols) != (terms[0].rows, terms[0].cols):
-                raise ValueError(
+                raise StateError(
                     f"cannot add {terms[0].name} ({terms[0].shape}) and {t.name} ({t.shape}): "
                     "block structures differ"
                 )
@@ -388,7 +393,7 @@ class Product(Operator):
             flat.extend(f.factors if isinstance(f, Product) else [f])
         for a, b in zip(flat, flat[1:]):
             if a.cols != b.rows:
-                raise ValueError(
+                raise StateError(
                     f"cannot compose {a.name} ({a.shape}) with {b.name} ({b.shape}): "
                     "inner block structures differ"
                 )

@@ -16,6 +16,7 @@ import numpy as np
 
 from opalg import _backend as bk
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.model.kinematics import body_kinematics, check_state, chunked, overflow_guard
 from opalg.model.multibody import Model
 from opalg.algorithms.riccati import Articulated, articulated
@@ -102,6 +103,10 @@ def innovations_passes(model: Model, art: Articulated, T, a=None, b=None,
     >>> bool(np.allclose(res.qdd @ opalg.crba(m, q)[np.ix_(p, p)], np.eye(p.sum())))
     True
     """
+    if not isinstance(art, Articulated):
+        _validate.model(model, "innovations_passes")
+        raise StateError(f"innovations_passes: art must be the opalg.Articulated of opalg.articulated(model, q), "
+                         f"got {_validate.describe(art)}")
     kin, n, order, parents = art.kin, model.n, model.order, model.parents
     hybrid = art.passive is not None
     rows_p, rows_a = art.rows if hybrid else (model.dof_slice, None)

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from opalg import _backend as bk
-from opalg.errors import SingularConfigurationError
+from opalg.errors import SingularConfigurationError, StateError
+from opalg.model import _validate
 from opalg.algorithms.tree_sparse import TreeSparse
 
 
@@ -81,6 +82,10 @@ def ltdl(M: TreeSparse) -> LTDL:
     >>> bool(np.allclose(F.unit_factor(), ops.L.dense())), bool(np.allclose(F.d, np.diag(ops.D.dense())))
     (True, True)
     """
+    if not isinstance(M, TreeSparse):
+        hint = " (a dense matrix: wrap it as opalg.TreeSparse, or use opalg.crba(model, q, layout='sparse'))" \
+            if isinstance(M, np.ndarray) else ""
+        raise StateError(f"ltdl: M must be an opalg.TreeSparse, got {_validate.describe(M)}{hint}")
     P = M.pattern
     V = M.values.copy() if M.values.dtype != object else np.array(M.values, dtype=object)
     real = V.dtype.kind == "f"
@@ -119,8 +124,15 @@ def ltdl_solve(F: LTDL, b):
     >>> bool(np.allclose(opalg.crba(m, q) @ x, tau))
     True
     """
+    if not isinstance(F, LTDL):
+        raise StateError(f"ltdl_solve: F must be the opalg.LTDL factors of opalg.ltdl, got {_validate.describe(F)}")
     P = F.pattern
-    b = bk.asarray(b, "b")
+    b = bk.asarray(b, "ltdl_solve: b", StateError)
+    if b.ndim == 0 or b.shape[-1 if b.ndim == 1 else -2] != P.N:
+        raise StateError(f"ltdl_solve: b must have shape ({P.N},) or (..., {P.N}, r), got shape {b.shape}")
+    first = bk.first_nonfinite(b)
+    if first is not None:
+        raise StateError(f"ltdl_solve: b has a non-finite entry {first[1]} at index {first[0]}")
     vec = b.ndim == 1
     Y = b[:, None] if vec else b
     shape = np.broadcast_shapes(F.values.shape[:-1] + (P.N, 1), Y.shape)

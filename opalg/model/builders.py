@@ -7,6 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from opalg import _backend as bk
+from opalg.errors import ModelError
+from opalg.model import _validate
 from opalg.model.free_joint import FreeJoint
 from opalg.model.multibody import Inertia, Joint, Model
 
@@ -64,14 +66,16 @@ def planar_arm(lengths, masses, inertias, com=None, inertia_about: str = "com",
     >>> round(float(M[1, 1]), 12)   # I_cm + m (L/2)^2 = 1/12 + 1/4
     0.333333333333
     """
-    if inertia_about not in ("com", "joint"):
-        raise ValueError(f"inertia_about must be 'com' or 'joint', got {inertia_about!r}")
+    _validate.choice(inertia_about, ("com", "joint"), "inertia_about", "planar_arm", ModelError)
+    given = {"lengths": lengths, "masses": masses, "inertias": inertias, **({} if com is None else {"com": com})}
+    for nm, x in given.items():
+        if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
+            raise ModelError(f"planar_arm: {nm} must be a sequence of numbers, got {_validate.describe(x)}")
+        bk.check_no_strings(x, f"planar_arm: {nm}", ModelError)
     n = len(lengths)
-    if not (len(masses) == len(inertias) == n) or (com is not None and len(com) != n):
-        sizes = {"lengths": n, "masses": len(masses), "inertias": len(inertias)}
-        if com is not None:
-            sizes["com"] = len(com)
-        raise ValueError("planar_arm: lengths, masses, inertias (and com) must have the same length, "
+    if n == 0 or any(len(x) != n for x in given.values()):
+        sizes = {nm: len(x) for nm, x in given.items()}
+        raise ModelError("planar_arm: lengths, masses, inertias (and com) must have the same length >= 1, "
                          f"got {sizes}")
     com = [L / 2 for L in lengths] if com is None else list(com)
     joints, places, inert = [], [], []
@@ -171,14 +175,20 @@ def random_model(n: int, topology: str = "chain", seed=None, joints: str = "mixe
     >>> m.n, len(m.parents)
     (6, 6)
     """
-    if topology not in ("chain", "tree"):
-        raise ValueError(f"topology must be 'chain' or 'tree', got {topology!r}")
-    if joints not in ("mixed", "revolute", "single", "all"):
-        raise ValueError(f"joints must be 'mixed', 'revolute', 'single' or 'all', got {joints!r}")
+    where = "random_model"
+    n = _validate.integer(n, "n", where, error=ModelError)
+    if n < 1:
+        raise ModelError(f"random_model: need n >= 1 bodies, got n={n}")
+    _validate.choice(topology, ("chain", "tree"), "topology", where, ModelError)
+    _validate.choice(joints, ("mixed", "revolute", "single", "all"), "joints", where, ModelError)
+    n_roots = _validate.integer(n_roots, "n_roots", where, lo=1, error=ModelError)
+    _validate.flag(floating, "floating", where, ModelError)
     if topology == "chain" and n_roots != 1:
-        raise ValueError(f"a chain has exactly one root; got n_roots={n_roots} (use topology='tree')")
-    if n < 1 or (topology == "tree" and not 1 <= n_roots <= n):
-        raise ValueError(f"need n >= 1 and 1 <= n_roots <= n (got n={n}, n_roots={n_roots})")
+        raise ModelError(f"random_model: a chain has exactly one root; got n_roots={n_roots} (use topology='tree')")
+    if topology == "tree" and n_roots > n:
+        raise ModelError(f"random_model: need 1 <= n_roots <= n (got n={n}, n_roots={n_roots})")
+    if isinstance(seed, (str, bytes, bool, float, np.bool_, np.floating)):
+        raise ModelError(f"random_model: seed must be None, an int or a numpy Generator, got {_validate.describe(seed)}")
     rng = np.random.default_rng(seed)
     if topology == "chain":
         parents = list(range(-1, n - 1))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.model.kinematics import broadcast_batch, check_state
 from opalg.model.multibody import Model
 from opalg.spatial.quaternion import exp_free, log_free
@@ -34,6 +35,7 @@ def neutral(model: Model) -> np.ndarray:
     >>> opalg.neutral(m)[:7].tolist(), m.nq, m.nv
     ([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], 8, 7)
     """
+    _validate.model(model, "neutral")
     q = np.zeros(model.nq)
     for k in model.free_bodies:
         q[model.q_slice[k].stop - 1] = 1.0

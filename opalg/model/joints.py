@@ -140,6 +140,8 @@ class Joint:
 
     def __init__(self, kind: str | Sequence[str], axis, name: str | None = None,
                  pitch: float | Sequence[float | None] | None = None):
+        if name is not None and not isinstance(name, str):
+            raise ModelError(f"Joint: name must be a str or None, got a {type(name).__name__} {name!r:.60}")
         label = _label(name)
         self.kinds = _kind_codes(kind, label)
         if not self.kinds:
@@ -151,6 +153,8 @@ class Joint:
         if axes.shape != (len(self.kinds), 3):
             raise ModelError(f"{label}: axis has shape {given}, expected (3,) per axis "
                              f"for {len(self.kinds)} axis/axes")
+        if axes.dtype.kind == "c":   # a cast to float would drop the imaginary part silently
+            raise ModelError(f"{label}: axis must be real, got complex entries {axes.tolist()}")
         try:
             num = np.asarray(axes, dtype=float)
         except (TypeError, ValueError):  # sympy entries: numeric checks do not apply

@@ -28,6 +28,7 @@ import numpy as np
 from opalg import _backend as bk
 from opalg import opcount
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.model.joints import joint_transform
 from opalg.model.multibody import Model
 from opalg.spatial.quaternion import UNIT_TOL
@@ -53,6 +54,8 @@ def check_state(model: Model, x, name: str, last: int | None = None,
         Naming the argument, its shape and the expected trailing size, or the
         index of the first non-numeric or non-finite entry.
     """
+    if not isinstance(model, Model) and not hasattr(model, "nq"):   # opalg.rnea("panda", ...)
+        _validate.model(model, "")
     config = (name == "q" and last is None) if config is None else config
     size = (model.nq if config else model.ndof) if last is None else last
     a = _read(x, name)
