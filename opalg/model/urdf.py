@@ -42,6 +42,7 @@ from defusedxml import ElementTree as ET
 from defusedxml.common import DefusedXmlException
 
 from opalg.errors import ModelError, URDFError
+from opalg.model import _validate
 from opalg.model.free_joint import FreeJoint
 from opalg.model.multibody import Inertia, Joint, Model
 from opalg.spatial.vectors import skew, spatial_inertia
@@ -175,6 +176,12 @@ def _decode(data: bytes, where: str) -> str:
 
 
 def _parse(source) -> "ET.Element":
+    if not isinstance(source, (str, bytes, os.PathLike)):
+        raise URDFError(f"from_urdf: source must be a file path, the XML text or bytes, got "
+                        f"{_validate.describe(source)}")
+    if not (source.strip(_BLANK.encode() if isinstance(source, bytes) else _BLANK)
+            if isinstance(source, (str, bytes)) else str(source)):
+        raise URDFError("from_urdf: source is empty (expected a file path or the XML text of a <robot>)")
     if isinstance(source, bytes):
         text = _decode(source, "URDF bytes")
     elif isinstance(source, (str, os.PathLike)) and not str(source).lstrip(_BLANK).startswith("<"):
@@ -243,6 +250,13 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=(), floating: bool = Fal
     >>> m.joint_names, round(float(opalg.crba(m, [0.0])[0, 0]), 12)
     (('hinge',), 0.35)
     """
+    floating = _validate.flag(floating, "floating", "from_urdf", URDFError)
+    if isinstance(locked, (str, bytes)) or not hasattr(locked, "__iter__"):
+        raise URDFError(f"from_urdf: locked must be a sequence of joint names, got {_validate.describe(locked)}"
+                        + (f" (write locked=[{locked!r}])" if isinstance(locked, str) else ""))
+    locked = tuple(locked)
+    for jn in locked:
+        _validate.text(jn, "locked joint name", "from_urdf", URDFError)
     root = _parse(source)
     links = {}
     for el in root.findall("link"):
@@ -286,6 +300,8 @@ def from_urdf(source, gravity=(0.0, 0.0, -9.81), locked=(), floating: bool = Fal
             raise URDFError(f"locked joint {jn!r} does not exist")
         if joints[jn].get("type") == "fixed":
             raise URDFError(f"locked joint {jn!r} is already fixed")
+    if not links:
+        raise URDFError(f"URDF robot {root.get('name', '')!r} has no <link>: nothing to model")
     roots = [ln for ln in links if ln not in child_of]
     if len(roots) != 1:
         if not roots:

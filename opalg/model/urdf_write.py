@@ -11,6 +11,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from opalg.model import _validate
 from opalg.errors import ModelError
 from opalg.model.multibody import Model
 
@@ -33,6 +34,28 @@ def matrix_to_rpy(R) -> np.ndarray:
 
 def _num(x) -> str:
     return " ".join(repr(float(v)) for v in np.atleast_1d(x))
+
+
+def _check_names(model: Model) -> set:
+    """ModelError naming the body or joint whose name a URDF file cannot hold (control characters,
+    empty), or whose generated link/joint name (``<name>_axis<i>``, ``<joint>_<i>``) collides."""
+    links, joints = {}, {}
+    for k in model.order:
+        ln, jn, nd = model.names[k], model.joint_names[k], model.joints[k].ndof
+        for what, s in (("body name", ln), ("joint name", jn)):
+            _validate.xml_text(s, f"body {k}: {what}", "to_urdf")
+            if not s:
+                raise ModelError(f"to_urdf: body {k}: the {what} is empty, and URDF needs a name")
+        for i in range(nd):
+            written = [(links, ln if i == nd - 1 else f"{ln}_axis{i}", "link"),
+                       (joints, jn if nd == 1 else f"{jn}_{i}", "joint")]
+            for seen, s, what in written:
+                if s in seen:
+                    raise ModelError(f"to_urdf: body {k} ({ln}, joint {jn!r}) writes the {what} name {s!r}, "
+                                     f"which body {seen[s]} also writes (a multi-axis joint's generated "
+                                     f"names are <body>_axis<i> and <joint>_<i>): rename one of them")
+                seen[s] = k
+    return set(links)
 
 
 def to_urdf(model: Model, name: str | None = None, continuous: bool = False) -> str:
@@ -58,6 +81,10 @@ def to_urdf(model: Model, name: str | None = None, continuous: bool = False) -> 
     >>> bool(np.allclose(opalg.crba(m2, q[i]), opalg.crba(m, q)[np.ix_(i, i)]))
     True
     """
+    _validate.model(model, "to_urdf")
+    if name is not None:
+        _validate.xml_text(name, "name", "to_urdf")
+    _validate.flag(continuous, "continuous", "to_urdf", ModelError)
     if model.symbolic:
         raise ModelError("to_urdf needs a numeric model (this one has sympy entries)")
     for k, joint in enumerate(model.joints):
@@ -68,8 +95,9 @@ def to_urdf(model: Model, name: str | None = None, continuous: bool = False) -> 
         if "H" in joint.kinds:
             raise ModelError(f"to_urdf: body {k} ({model.names[k]}): joint {model.joint_names[k]!r} has "
                              "a helical axis, and URDF has no helical joint type")
+    taken = _check_names(model)   # every link name written, generated ones included
     a = quoteattr  # an attribute value with its quotes, & < > " escaped
-    base, taken = "base", set(model.names)
+    base = "base"
     while base in taken:
         base += "_"
     robot = name if name is not None else (model.robot_name or "opalg_model")
