@@ -187,7 +187,7 @@ def critical_path(model: Model, q, qd, tau, algorithm: str = "cfa") -> CriticalP
     (32, 12)
     """
     if algorithm not in ("aba", "cfa"):
-        raise ValueError(f"critical_path: algorithm must be 'aba' or 'cfa', got {algorithm!r}")
+        raise StateError(f"critical_path: algorithm must be 'aba' or 'cfa', got {algorithm!r}")
     q, qd, tau = (check_state(model, x, nm) for x, nm in ((q, "q"), (qd, "qd"), (tau, "tau")))
     if q.ndim != 1 or qd.ndim != 1 or tau.ndim != 1:
         raise StateError(f"critical_path traces one state: q, qd, tau must have shape ({model.ndof},), "

@@ -25,6 +25,7 @@ from opalg import _backend as bk
 from opalg.algebra.operators import BlockDiagonal
 from opalg.algebra.block_ops import BlockSparse, BlockTridiagonal
 from opalg.errors import ModelError, StateError
+from opalg.model import _validate
 from opalg.model.kinematics import body_kinematics, chunked, check_state
 from opalg.model.multibody import Model
 
@@ -44,6 +45,22 @@ def constraint_directions(S: np.ndarray) -> np.ndarray:
     >>> W.shape, bool(np.allclose(W @ S, 0)), bool(np.allclose(W @ W.T, np.eye(5)))
     ((5, 6), True, True)
     """
+    where = "fijany.constraint_directions"
+    if isinstance(S, (str, bytes)):
+        raise StateError(f"{where}: S must be a (..., 6, n_k) array of numbers, got {_validate.describe(S)}")
+    S = np.asarray(S)
+    if S.ndim < 2 or S.shape[-2] != 6 or not 1 <= S.shape[-1] <= 6:
+        raise StateError(f"{where}: S must have shape (..., 6, n_k) with 1 <= n_k <= 6 (a joint's motion "
+                         f"subspace H*(k)), got shape {S.shape}")
+    S = _validate.array(S, "S", where)
+    sv = np.linalg.svd(S, compute_uv=False)
+    if not np.all(sv[..., -1] > 1e-12 * np.maximum(sv[..., 0], 1e-300)):
+        raise StateError(f"{where}: S must have full column rank n_k = {S.shape[-1]} (independent joint axes), "
+                         f"got singular values {np.round(sv.reshape(-1, sv.shape[-1])[0], 12).tolist()}")
+    return _constraint_directions(S)
+
+
+def _constraint_directions(S: np.ndarray) -> np.ndarray:
     U = np.linalg.svd(S, full_matrices=True)[0]
     return np.swapaxes(U[..., :, S.shape[-1]:], -1, -2)
 
@@ -67,6 +84,7 @@ def _inverse_inertias(model: Model) -> list:
 
 def depth_levels(model: Model) -> list:
     """Bodies grouped by depth (roots: level 0), siblings adjacent within a level."""
+    _validate.model(model, "fijany.depth_levels")
     depth = [0] * model.n
     for k in model.order:
         p = model.parents[k]
@@ -138,7 +156,7 @@ def _q_blocks(model: Model, Xup: list, Minv: list) -> dict:
 
 def _factors(model: Model, q: np.ndarray, kin) -> Factors:
     Minv = _inverse_inertias(model)
-    W = [constraint_directions(S) for S in kin.S]
+    W = [_constraint_directions(S) for S in kin.S]
     Hh = [bk.mT(np.linalg.solve(bk.mT(S) @ S, bk.mT(S))) for S in kin.S]  # Ĥ* = H*(HH*)⁻¹
     Qb = _q_blocks(model, kin.Xup, Minv)
     levels = depth_levels(model)
@@ -234,8 +252,8 @@ def forward(model: Model, q, qd, tau, f_ext=None, gravity: bool = True,
     >>> bool(np.allclose(qdd, opalg.aba(m, q, qd, tau))), Fc.shape == (6 * m.n - m.ndof,)
     (True, True)
     """
-    if method not in ("cyclic", "thomas"):
-        raise ValueError(f"forward: method must be 'cyclic' or 'thomas', got {method!r}")
+    _validate.choice(method, ("cyclic", "thomas"), "method", "fijany.forward")
+    _validate.flag(gravity, "gravity", "fijany.forward")
     qdd, Fc = _forward(model, q, qd, tau, f_ext, gravity=gravity, method=method)
     return qdd, Fc
 

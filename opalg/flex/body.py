@@ -29,6 +29,7 @@ import numpy as np
 
 from opalg import _backend as bk
 from opalg.model import _checks as chk
+from opalg.model import _validate
 from opalg.errors import ModelError
 from opalg.model.multibody import Inertia, _as_inertia, _symmetric
 from opalg.spatial.vectors import motion_transform, spatial_inertia
@@ -43,8 +44,10 @@ def _matrix(x, shape: tuple, what: str) -> np.ndarray:
     """
     try:
         a = bk.asarray(x, what, ModelError)
+        if a.dtype.kind == "c":                      # a cast would drop the imaginary part
+            raise ModelError(f"{what} must be real, got complex entries")
         if a.dtype != object:
-            a = np.asarray(a, dtype=float)           # complex data is refused here
+            a = np.asarray(a, dtype=float)
     except (TypeError, ValueError):
         raise ModelError(f"{what} must be an array of numbers or sympy expressions, got {x!r} "
                          "(strings are never evaluated)") from None
@@ -117,6 +120,8 @@ class FlexBody:
 
     def __init__(self, hub, node_positions, node_inertias: Sequence, Phi=None, Psi=None, K=None, D=None,
                  name: str | None = None):
+        if name is not None and not isinstance(name, str):
+            raise ModelError(f"FlexBody: name must be a str or None, got {_validate.describe(name)}")
         self.name = name
         label = f"flexible body {name!r}" if name else "flexible body"
         try:

@@ -19,13 +19,42 @@ to a recursion vectorized over a leading batch axis, does not apply; loop over s
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
 from opalg.errors import SingularConfigurationError, StateError
 from opalg import _backend as bk
 from opalg.flex.kinematics import _zeros, flex_kinematics
+from opalg.flex.model import FlexModel
+from opalg.model import _validate
+from opalg.model.kinematics import overflow_guard
 
 __all__ = ["crba", "rnea", "aba", "hybrid"]
+
+
+def _public(fn):
+    """A public entry point: ``fm`` must be a FlexModel, and a numeric result that is not finite
+    for finite inputs (an overflow) is a StateError naming the function, as in the core."""
+    where = f"flex.{fn.__name__}"
+    names = list(inspect.signature(fn).parameters)[1:]
+
+    @functools.wraps(fn)
+    def wrapper(fm, *args, **kw):
+        _validate.model(fm, where, "fm", FlexModel)
+        inputs = {}
+        for nm, a in [*zip(names, args), *kw.items()]:
+            try:
+                arr = np.asarray(a)
+            except (TypeError, ValueError):
+                continue
+            if arr.dtype.kind in "fc":
+                inputs[nm] = arr
+        return overflow_guard(where, lambda: fn(fm, *args, **kw), inputs,
+                              lambda out: list(out) if isinstance(out, tuple) else out)
+
+    return wrapper
 
 
 def _split(fm, x) -> list:
@@ -52,6 +81,7 @@ def _given(x, size: int, name: str, what: str) -> np.ndarray:
     return a
 
 
+@_public
 def crba(fm, x) -> np.ndarray:
     r"""Mass matrix ℳ = ℋΦ𝓜Φ*ℋ* by composite enlarged-node inertias (docs/REFERENCE.md K3).
 
@@ -111,6 +141,7 @@ def _composite(fm, kin) -> list:
     return R
 
 
+@_public
 def rnea(fm, x, v, xdd, gravity: bool = True) -> np.ndarray:
     r"""Inverse dynamics T = ℳẍ + C + 𝒦x + 𝒟ẋ by Newton–Euler on enlarged nodes (docs/REFERENCE.md K4).
 
@@ -217,6 +248,7 @@ def _articulated(fm, kin, T_p, acc_a, masks):
     return out, alpha
 
 
+@_public
 def aba(fm, x, v, tau, gravity: bool = True) -> np.ndarray:
     r"""Forward dynamics ẍ = ℳ⁻¹(T − C − 𝒦x − 𝒟ẋ), articulated recursion (docs/REFERENCE.md K5).
 
@@ -243,6 +275,7 @@ def aba(fm, x, v, tau, gravity: bool = True) -> np.ndarray:
     return np.concatenate(out)
 
 
+@_public
 def hybrid(fm, x, v, theta_dd, tau_eta=None, gravity: bool = True) -> tuple[np.ndarray, np.ndarray]:
     r"""Prescribed joint accelerations, free modal response (docs/REFERENCE.md K5, G1).
 

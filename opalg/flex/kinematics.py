@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from opalg import _backend as bk
+from opalg.model import _validate
 from opalg.model.joints import Joint, joint_transform, joint_velocity
 from opalg.spatial.vectors import cross_force, cross_motion, motion_transform
 from opalg.flex.body import FlexBody
@@ -167,6 +168,7 @@ def flex_kinematics(fm, x, v=None, gravity: bool = True) -> FlexKinematics:
     >>> kin.Phi_star[1].shape, kin.Hs[1].shape
     ((8, 8), (8, 3))
     """
+    _validate.flag(gravity, "gravity", "opalg.flex")
     n = fm.n
     dt = object if fm.symbolic else _dtype(x, v)
     nodes = [node_transforms(b, x[fm.eta_slice[k]], None if v is None else v[fm.eta_slice[k]])

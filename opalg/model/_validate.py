@@ -144,13 +144,15 @@ def spd(M, name: str, where: str = "", error: type[Exception] = StateError) -> n
 
 def model(x, where: str, name: str = "model", kind=None) -> object:
     """``x`` if it is an :class:`opalg.Model` (or ``kind``), else a ModelError naming ``name``."""
-    if kind is None:
-        from opalg.model.multibody import Model as kind
+    from opalg.model.multibody import Model
+    kind = Model if kind is None else kind
     if isinstance(x, kind):
         return x
-    hint = " (a robot by name is not known: read its URDF with opalg.from_urdf)" if isinstance(x, str) else ""
-    raise ModelError(f"{where + ': ' if where else ''}{name} must be an {kind.__module__.split('.')[0]}.{kind.__name__}, "
-                     f"got {describe(x)}{hint}")
+    parts = kind.__module__.split(".")
+    label = "opalg.Model" if kind is Model else ".".join(parts[:2] + [kind.__name__])
+    hint = " (a robot by name is not known: read its URDF with opalg.from_urdf)" \
+        if isinstance(x, str) and kind is Model else ""
+    raise ModelError(f"{where + ': ' if where else ''}{name} must be an {label}, got {describe(x)}{hint}")
 
 
 def index(i, n: int, name: str, where: str = "") -> int:
