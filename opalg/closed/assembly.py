@@ -12,7 +12,7 @@ from opalg.algorithms.aba import innovations_passes
 from opalg.model.kinematics import check_state
 from opalg.algorithms.riccati import articulated
 from opalg.closed import geometry as geo
-from opalg.closed.solve import solve_compliance
+from opalg.closed.solve import _solve_compliance as solve_compliance
 
 
 @dataclass

@@ -8,6 +8,7 @@ import numpy as np
 
 from opalg.model.builders import planar_arm, random_model, random_rotation
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.model.kinematics import body_poses
 from opalg.model.multibody import Inertia, Joint, Model
 from opalg.spatial.vectors import rotation_about
@@ -62,8 +63,14 @@ def four_bar(lengths: Sequence[float] = (1.0, 3.0, 2.0, 2.5), masses: Sequence[f
     >>> sys.m, bool(np.abs(sys.constraint_error(q)).max() < 1e-12)
     (2, True)
     """
+    where = "four_bar"
+    _validate.choice(closure, ("revolute", "planar", "split"), "closure", where)
+    for nm, x, n in (("lengths", lengths, 4), ("masses", masses, 3)):
+        if np.any(_validate.array(x, nm, where, (n,)) <= 0):
+            raise StateError(f"{where}: {nm} must be > 0, got {list(np.asarray(x).tolist())}")
     a, b, c, d = (float(x) for x in lengths)
     m1, m2, m3 = (float(x) for x in masses)
+    crank = _validate.real(crank, "crank", where)
     t1, t2, t3, t4 = _four_bar_angles((a, b, c, d), crank)
     if closure in ("revolute", "planar"):
         model = planar_arm([a, b, c], [m1, m2, m3], [m1 * a * a / 12, m2 * b * b / 12, m3 * c * c / 12],
@@ -117,6 +124,11 @@ def random_closed_system(n: int, n_loops: int, seed: int, kinds: Sequence[str] =
     >>> bool(np.abs(sys.constraint_error(q)).max() < 1e-10)
     True
     """
+    n_loops = _validate.integer(n_loops, "n_loops", "random_closed_system", lo=0)
+    seed = _validate.integer(seed, "seed", "random_closed_system")
+    if isinstance(kinds, str) or isinstance(where, str):
+        raise StateError(f"random_closed_system: kinds and where must be sequences of str, got "
+                         f"{kinds!r} and {where!r} (write kinds=[{kinds!r}])")
     bad = [k for k in kinds if k not in ("weld", "ball", "revolute")]
     if bad or not kinds or not where:
         raise StateError(f"random_closed_system: kinds must be non-empty, from 'weld', 'ball', 'revolute' "

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from opalg.errors import ModelError, StateError
+from opalg.model import _validate
 from opalg.model.kinematics import body_kinematics, _split_transform
 from opalg.model.multibody import Inertia, Model, is_rotation
 from opalg.algorithms.operational import _frame_X, frame_jacobian
@@ -48,6 +49,7 @@ class Grasp:
     p_oe: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
     def __post_init__(self):
+        object.__setattr__(self, "body", _validate.integer(self.body, "body", "Grasp", lo=0, error=ModelError))
         for name in ("R", "p", "R_oe", "p_oe"):
             try:
                 val = np.array(getattr(self, name), dtype=float)

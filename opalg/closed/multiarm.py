@@ -26,6 +26,7 @@ import numpy as np
 from opalg import _backend as bk
 from opalg.model._checks import refuse_free
 from opalg.errors import ModelError, SingularConfigurationError, StateError
+from opalg.model import _validate
 from opalg.algorithms.aba import innovations_passes
 from opalg.model.kinematics import body_kinematics, broadcast_batch, check_state
 from opalg.model.multibody import Model
@@ -136,6 +137,9 @@ class MultiArm:
 
     def _setup(self, qs, qds=None, taus=None, f_o=None, gravity=True, check=True, tol=1e-8):
         """Per-arm kinematics, articulated inertias, Λ_r⁻¹ and (with qds) the free motion and b_o."""
+        _validate.flag(gravity, "gravity", "MultiArm")
+        _validate.flag(check, "check", "MultiArm")
+        _validate.real(tol, "tol", "MultiArm", positive=True)
         qs = self._states("qs", qs)
         qds = self._states("qds", qds, need=taus is not None)
         taus = self._states("taus", taus, need=False)

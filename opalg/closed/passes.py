@@ -29,7 +29,7 @@ from opalg.model.multibody import Model
 from opalg.algorithms.riccati import articulated
 from opalg.spatial.vectors import cross_motion
 from opalg.closed import geometry as geo
-from opalg.closed.solve import solve_compliance
+from opalg.closed.solve import _solve_compliance as solve_compliance
 
 
 def closure_loads(closures, row_slice, fr) -> dict:

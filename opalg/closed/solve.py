@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from opalg import _backend as bk
+from opalg.errors import StateError
+from opalg.model import _validate
 
 #: Default relative cut-off of the rank decision: eigenvalues of Λ_c⁻¹ below RCOND·max are
 #: treated as zero.  Structurally dependent rows (a planar loop closed with 6 rows) give
@@ -40,6 +42,23 @@ def solve_compliance(A, r, rcond: float = RCOND):
     >>> lam, int(rank)
     (array([0.5 , 0.25]), 2)
     """
+    where = "solve_compliance"
+    A = _validate.array(A, "A", where)
+    r = _validate.array(r, "r", where)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2] or r.ndim < 1 or r.shape[-1] != A.shape[-1]:
+        raise StateError(f"{where}: A must be (..., m, m) and r (..., m), got shapes {A.shape} and {r.shape}")
+    try:
+        np.broadcast_shapes(A.shape[:-2], r.shape[:-1])
+    except ValueError:
+        raise StateError(f"{where}: the batch shapes of A {A.shape} and r {r.shape} do not broadcast") from None
+    rcond = _validate.real(rcond, "rcond", where, positive=True)
+    if rcond >= 1:
+        raise StateError(f"{where}: rcond must be in (0, 1), got {rcond!r}")
+    return _solve_compliance(A, r, rcond)
+
+
+def _solve_compliance(A, r, rcond: float = RCOND):
+    """:func:`solve_compliance` on checked arrays (the closed systems' inner solve)."""
     A = 0.5 * (A + bk.mT(A))
     m = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], r.shape[:-1])
