@@ -26,6 +26,7 @@ import numpy as np
 from opalg import _backend as bk
 from opalg.algorithms.crba import composite_inertias
 from opalg.errors import ModelError, StateError
+from opalg.model import _validate
 from opalg.model.kinematics import body_kinematics, check_state, overflow_guard
 from opalg.model.multibody import Model
 from opalg.algorithms.momentum import subtree_momenta
@@ -65,6 +66,12 @@ def free_root(model: Model, where: str) -> int:
 def arm_dofs(model: Model, r: int, config: bool = False) -> np.ndarray:
     """Indices into v of the arm's joint rates θ̇: every dof but the free root's six, in v order
     (``config=True``: into q, every coordinate but the root's seven)."""
+    _validate.model(model, "arm_dofs")
+    r = _validate.index(r, model.n, "r (the free root body)", "arm_dofs")
+    if r not in model.free_bodies:
+        raise ModelError(f"arm_dofs: r = {r} must be a body on a free joint (free bodies: "
+                         f"{list(model.free_bodies)})")
+    config = _validate.flag(config, "config", "arm_dofs")
     keep = np.ones(model.nq if config else model.nv, bool)
     keep[(model.q_slice if config else model.dof_slice)[r]] = False
     return np.flatnonzero(keep)
@@ -145,6 +152,7 @@ def base_velocity(model: Model, q, qd_joints, h=None, full: bool = False) -> np.
     True
     """
     r = free_root(model, "base_velocity")
+    full = _validate.flag(full, "full", "base_velocity")
     q = check_state(model, q, "q")
     qd_joints = _check_arm_rates(model, qd_joints, r, "base_velocity")
     if q.dtype == object:
@@ -176,7 +184,10 @@ def coupling_inertia(model: Model, q, kin=None, r: int | None = None):
     >>> bool(np.allclose(Mbb, M[:6, :6]) and np.allclose(Mbm, M[:6, arm_dofs(m, 0)]))
     True
     """
-    r = free_root(model, "coupling_inertia") if r is None else r
+    root = free_root(model, "coupling_inertia")
+    if r is not None and _validate.integer(r, "r", "coupling_inertia") != root:
+        raise ModelError(f"coupling_inertia: r = {r!r} must be the free root body {root} (or None)")
+    r = root
     if kin is None:
         q = check_state(model, q, "q")
         kin = body_kinematics(model, q, validate=False)

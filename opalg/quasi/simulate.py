@@ -20,6 +20,7 @@ from opalg.simulate import Trajectory, integrate
 from opalg.simulate._integrate import potential_energy, tau_at, tau_function
 from opalg.simulate.compat import renamed
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.model.kinematics import Kinematics, body_kinematics, check_state
 from opalg.model.multibody import Model
 from opalg.algorithms.riccati import articulated
@@ -104,6 +105,8 @@ def simulate(model: Model, q0, v0=None, t_span=None, tau=None, gravity: bool = T
     v0 = renamed("quasi.simulate", old, {"nu0": "v0"}, v0=v0).get("v0")
     if v0 is None or t_span is None:
         raise StateError("quasi.simulate: q0, v0 and t_span are required")
+    _validate.model(model, "quasi.simulate")
+    _validate.flag(gravity, "gravity", "quasi.simulate")
     N = model.ndof
     refuse_free(model, "quasi.simulate", "it advances q by q̇ = (I + HφK)^{-*}ν; integrate a floating "
                 "model with opalg.floating.simulate")
