@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv test reproduce figures lab html student bench bench-core bench-hybrid clean panel ledger
+.PHONY: venv test reproduce figures lab html html-instructor student bench bench-core bench-hybrid clean panel ledger
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "opalg needs Python >= 3.11, found " + sys.version'
@@ -32,7 +32,7 @@ $(STAMP): $(PY) pyproject.toml constraints.txt
 	    $(PY) -m ensurepip --default-pip >/dev/null && \
 	    $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt uv; \
 	fi
-	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt "pip==26.3" -e ".[test,oracle,browser]"
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt "pip==26.3" -e ".[test,oracle,browser,site]"
 	$(PYCACHE) $(PY) -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib
 	touch $(STAMP)
 
@@ -45,13 +45,13 @@ reproduce: venv
 	$(PYCACHE) $(PY) tools/reproduce.py
 
 # The verification ledger (tools/ledger.py): the tests marked `verifies` run once more and record
-# what they compare; build/ledger/LEDGER.md and the site (with its page ledger.html) are written.
+# what they compare; build/ledger/LEDGER.md and the site (with its ledger page) are written.
 LEDGER := $(CURDIR)/build/ledger
 ledger: venv
 	rm -rf $(LEDGER)
 	OPALG_LEDGER=$(LEDGER)/records $(PY) -m pytest opalg tests -m verifies -q
 	$(PY) tools/ledger.py $(LEDGER)/records --out $(LEDGER)
-	$(PY) tools/build_site.py
+	$(PY) tools/site/build.py
 
 lab: venv
 	$(VENV)/bin/jupyter lab notebooks
@@ -60,9 +60,14 @@ lab: venv
 student: venv
 	$(PY) tools/student.py
 
-# The static site build/html/ from the committed notebooks (export only; math offline).
+# The course site build/html/ (Sphinx + myst-nb, tools/site/): the committed notebooks as they
+# stand (nothing executed), docs/, the README; offline math and search; no model answers.
 html: venv
-	$(PY) tools/build_site.py
+	$(PY) tools/site/build.py
+
+# The same site with the model answers (docs/solutions/), for lecturers: build/html-instructor/.
+html-instructor: venv
+	$(PY) tools/site/build.py --instructor
 
 # The Ider panel alone (notebooks/panels/ider_panel.ipynb) in Voilà, on this machine only:
 # open http://127.0.0.1:$(PORT)/ (default 8866; `make panel PORT=9000`); Ctrl-C stops it.
