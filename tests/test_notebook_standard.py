@@ -1,4 +1,4 @@
-"""The notebook standard of notebooks/README.md, checked on the committed notebooks.
+"""The notebook standard of CONTRIBUTING.md, checked on the committed notebooks.
 
 Figures: every PNG is shown through ``opalg.course.display.show`` (no bare ``plt.show()``), so it has
 alt text in its output metadata and a resolution of at least 110 dpi (read from the PNG's pHYs
@@ -126,7 +126,7 @@ def test_bare_boolean_pattern():
         assert not BARE_BOOL.search(line), line
 
 
-# No committed output prints raw round-off (notebooks/README.md, "Writing a verification cell that
+# No committed output prints raw round-off (CONTRIBUTING.md, "Writing a verification cell that
 # holds on any machine"): its digits move with the CPU and the BLAS kernel, and plain nbval compares
 # every text output.  A check prints the decade through opalg.course.report ("rel. error ≤ 1e-13", which
 # tools/nbval_sanitize.cfg sanitizes) and values are rounded to what is meaningful.  Caught here:
@@ -169,7 +169,7 @@ def test_no_raw_round_off_in_outputs(path):
 
 
 def test_round_off_pattern():
-    # the old notebook 08 (Cell 7) and the shapes the README names are caught ...
+    # the old notebook 08 (Cell 7) and the shapes CONTRIBUTING.md names are caught ...
     for line in ("Lambda^-1[v_x, v_y] vs S: relative error 1.8e-15 (tolerance 1e-12: a dense solve)",
                  "residual [3.2e-16 1.1e-16 0.0e+00]", "error 2e-16", "err = 4.4E-16", "kappa = 0.9999999999999998",
                  "x = 1.0000000002", "pi = 3.141592653589793",

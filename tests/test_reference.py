@@ -3,7 +3,7 @@
 Part 1 reads the repository as text:
 
 * (a) every identity id cited in opalg/, tests/, notebooks/ (code and markdown cells), README.md,
-  benchmarks/, tools/ and docs/ is a heading of docs/REFERENCE.md;
+  CONTRIBUTING.md, benchmarks/, tools/ and docs/ is a heading of docs/REFERENCE.md;
 * (b) no file cites the notes outside the repository that the reference replaces;
 * (c) every "§N" and "pitfall N" resolves to a section heading or to item N of the pitfall list.
 
@@ -38,7 +38,7 @@ THIS = pathlib.Path(__file__).resolve()
 # ===========================================================================
 
 #: Where citations are looked for (directories are searched recursively).
-CITING = ["opalg", "tests", "notebooks", "benchmarks", "tools", "docs", "README.md"]
+CITING = ["opalg", "tests", "notebooks", "benchmarks", "tools", "docs", "README.md", "CONTRIBUTING.md"]
 TEXT_SUFFIXES = {".py", ".md", ".ipynb", ".cfg", ".sh", ".txt", ".toml", ".yml", ".yaml", ".json"}
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 

@@ -1,6 +1,6 @@
 """How the notebooks print a check: what was compared, the error to its decade, the tolerance and why.
 
-The notebook standard (``notebooks/README.md``) asks every check cell for an output that says what
+The notebook standard (``CONTRIBUTING.md``) asks every check cell for an output that says what
 was compared and how close, never a bare ``True``.  The printed error is its *decade*
 (``< 1e-11``; round-off level prints as ``≤ 1e-13``), not its digits: the last digits of round-off differ between machines and BLAS
 builds, and strict nbval compares the text.  Each function asserts as well as prints, so a wrong
