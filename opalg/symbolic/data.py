@@ -96,7 +96,7 @@ def scalar(x, what: str, error: type[Exception] = ModelError) -> sp.Expr:
     if isinstance(x, np.ndarray) and x.ndim == 0:
         x = x[()]
     if isinstance(x, sp.Expr):
-        return x
+        return _finite(x, what, error)
     if isinstance(x, (str, bytes)) or not isinstance(x, (numbers.Number, np.bool_, sp.Basic)):
         raise error(f"{what}: expected a number or a sympy expression, got a {type(x).__name__} "
                     f"{x!r:.60} (strings are never evaluated)")
@@ -106,6 +106,13 @@ def scalar(x, what: str, error: type[Exception] = ModelError) -> sp.Expr:
         e = None
     if not isinstance(e, sp.Expr):
         raise error(f"{what}: expected a number or a sympy expression, got {x!r:.60}")
+    return _finite(e, what, error)
+
+
+def _finite(e: sp.Expr, what: str, error) -> sp.Expr:
+    """``e`` unless it is a number that is not finite (nan, ±inf, zoo) or not real."""
+    if e.is_number and (e.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or e.is_real is False):
+        raise error(f"{what}: expected a finite real number, got {e}")
     return e
 
 
@@ -149,6 +156,16 @@ def as_matrix(x, shape, what: str, error: type[Exception] = ModelError) -> sp.Ma
 def is_number(e) -> bool:
     """True for a sympy expression that is a number (never sympifies a string)."""
     return bool(getattr(e, "is_number", False)) if isinstance(e, sp.Basic) else isinstance(e, numbers.Number)
+
+
+def check_system(system, where: str):
+    """``system`` if it is a TreeSystem (by its attributes: this module sits below tree.py), else a
+    ModelError naming the argument."""
+    if all(hasattr(system, a) for a in ("hinges", "bodies", "q", "qd", "N")):
+        return system
+    r = repr(system)
+    raise ModelError(f"{where}: system must be an opalg.symbolic.TreeSystem, got a {type(system).__name__} "
+                     f"{r if len(r) <= 60 else r[:57] + '...'}")
 
 
 def check_subs(subs) -> dict | None:
@@ -284,7 +301,7 @@ def check_hinge(j: int, h) -> Hinge:
         raise ModelError(f"hinge {j}: expected a Hinge or a dict, got {type(h).__name__}")
     for nm in ("nr", "nt"):
         v = getattr(h, nm)
-        if not isinstance(v, (int, np.integer)) or not 0 <= v <= 3:
+        if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)) or not 0 <= v <= 3:
             raise ModelError(f"hinge {j}: {nm.upper()} = {v!r}, must be an integer in 0..3")
     axes = sp.eye(3)[:h.nt, :] if h.axes is None else as_matrix(h.axes, None, f"hinge {j} translation axes")
     if h.nt == 1 and axes.shape == (3, 1):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from opalg.errors import ModelError, StateError
-from opalg.symbolic.data import Body, Hinge
+from opalg.symbolic.data import Body, Hinge, check_system, scalar
 from opalg.symbolic.tree import TreeSystem
 
 #: Roles of the bodies of the 5-body example (0 = the root B0).  The suite's own illustrative
@@ -36,7 +36,13 @@ COLOURS = {0: "0.55", 1: "0.75", 2: "C0", 3: "C3", 4: "C2", 5: "C9"}
 
 
 def box_inertia(m: float, a: float, b: float, c: float) -> list:
-    """Inertia tensor of a uniform a x b x c box (edges along x, y, z) about its centre."""
+    """Inertia tensor of a uniform a x b x c box (edges along x, y, z) about its centre.
+
+    Numbers or sympy expressions; a number must be finite, the mass > 0 and the edges >= 0."""
+    for nm, x in (("m", m), ("a", a), ("b", b), ("c", c)):
+        e = scalar(x, f"box_inertia: {nm}")
+        if e.is_number and not (float(e) > 0 if nm == "m" else float(e) >= 0):
+            raise ModelError(f"box_inertia: {nm} must be {'> 0' if nm == 'm' else '>= 0'}, got {e}")
     return [[m * (b * b + c * c) / 12, 0, 0], [0, m * (a * a + c * c) / 12, 0], [0, 0, m * (a * a + b * b) / 12]]
 
 
@@ -183,6 +189,7 @@ def deployment_setup(system: TreeSystem, k_hinge=(8.0, 4.0, 3.0, 6.0), c_hinge=(
     >>> np.degrees(free.stowed).round(1).tolist(), sorted(free.boxes)
     ([0.0, 0.0, 0.0, 0.0, 0.0, 90.0, 0.0, 0.0, 90.0, 90.0, 90.0, -180.0], [1, 2, 3, 4, 5, 6])
     """
+    check_system(system, "deployment_setup")
     names = [str(x) for x in system.q]
     if names not in (_DEPLOY_Q, _FREE_Q):
         raise StateError("deployment_setup needs deployable_example('deploy') (coordinates "

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from opalg.errors import ModelError, StateError
-from opalg.symbolic.data import is_free_hinge
+from opalg.symbolic.data import check_system, is_free_hinge
 from opalg.symbolic.model_route import to_model
 
 #: Roles and fill colours of the free-truss deployable's bodies (the truss is body 1 there).
@@ -41,6 +41,7 @@ def free_bodies(system) -> tuple[int, ...]:
     >>> free_bodies(deployable_example("deploy", base="free")), free_bodies(deployable_example("deploy"))
     ((1,), ())
     """
+    check_system(system, "free_bodies")
     return tuple(j for j in system.order if is_free_hinge(system.hinges[j - 1]))
 
 
@@ -77,6 +78,7 @@ def free_root_model(system):
     >>> model.names, model.nq, model.nv, model.free_bodies
     (('B1', 'H2_1'), 8, 7, (0,))
     """
+    check_system(system, "free_root_model")
     from opalg.model.free_joint import FreeJoint
     from opalg.model.multibody import Model
 
@@ -158,6 +160,7 @@ def euler_jacobian(system, q) -> np.ndarray:
            [0., 1., 0.],
            [1., 0., 0.]])
     """
+    check_system(system, "euler_jacobian")
     free, keep, carrier, _ = _layout(system)
     q = _vector(q, system.N, "q")
     rows = []
@@ -193,6 +196,7 @@ def free_state(system, q, qd) -> tuple[np.ndarray, np.ndarray]:
     >>> q.round(6).tolist(), (v.round(12) + 0.0).tolist()          # ṗ = e_z is the body's +y
     ([1.0, 2.0, 3.0, 0.707107, 0.0, 0.0, 0.707107], [0.0, 0.0, 0.0, 0.0, 1.0, 0.0])
     """
+    check_system(system, "free_state")
     from opalg.spatial.quaternion import multiply
 
     free, keep, carrier, _ = _layout(system)
@@ -227,6 +231,7 @@ def operator_poses(system, model=None):
     >>> bool(np.allclose(Ro, Rs, atol=1e-14) and np.allclose(po, ps, atol=1e-14))
     True
     """
+    check_system(system, "operator_poses")
     from opalg.model.kinematics import body_poses
 
     model = free_root_model(system) if model is None else model

@@ -18,7 +18,7 @@ import numpy as np
 import sympy as sp
 
 from opalg.errors import ModelError, StateError
-from opalg.symbolic.data import ROOT_CHAIN, check_subs, is_free_hinge, scalar, t
+from opalg.symbolic.data import ROOT_CHAIN, check_subs, check_system, is_free_hinge, scalar, t
 
 ROOT_NAMES = ("Z0_1", "Z0_2", "Z0_3", "H0_1", "H0_2", "H0_3")
 
@@ -62,6 +62,7 @@ def to_model(system, with_root: bool = False):
     >>> bool(np.allclose(M, opalg.crba(model, q), rtol=0, atol=1e-12 * abs(M).max()))
     True
     """
+    check_system(system, "to_model")
     from opalg.model.multibody import Inertia, Joint, Model
 
     if with_root and system.root is None:
@@ -125,6 +126,7 @@ def carriers(system, with_root: bool = False) -> dict:
     >>> carriers(deployable_example("rot3"))        # hinge axes z(H2), x(H3), z(H1): H_j1 is last
     {0: -1, 1: 0, 2: 3, 3: 6, 4: 9, 5: 12}
     """
+    check_system(system, "carriers")
     shift = 6 if with_root else 0
     out = {0: ROOT_CHAIN[-1][2] if with_root else -1}
     for j in system.order:
@@ -146,6 +148,7 @@ def root_state(system, time: float, subs=None) -> tuple[np.ndarray, np.ndarray, 
     >>> [float(x[0]) for x in root_state(s, 3.0)]   # x, ẋ, ẍ of x = t²
     [9.0, 6.0, 2.0]
     """
+    check_system(system, "root_state")
     if system.root is None:
         raise StateError("the root of this system is fixed: it has no prescribed state" + _free_hint(system))
     vals = sp.Matrix(list(system.root.position) + list(system.root.angles))

@@ -20,9 +20,10 @@ from sympy.core.function import AppliedUndef
 
 from opalg import _backend as bk
 from opalg.errors import ModelError, SingularConfigurationError, StateError
+from opalg.model import _validate
 from opalg.simulate import Trajectory, integrate
 from opalg.simulate.compat import renamed
-from opalg.symbolic.data import as_matrix, check_subs, scalar, t
+from opalg.symbolic.data import as_matrix, check_subs, check_system, scalar, t
 
 #: The old name (opalg.symbolic.SingularConfiguration): a singular configuration of a valid system.
 SingularConfiguration = SingularConfigurationError
@@ -41,6 +42,17 @@ def _free(system, exprs, bound=()):
         names = sorted({repr(str(f.func)) for f in undefined})
         raise ModelError(f"undefined functions {', '.join(names)} in the expressions: give them as sympy "
                          "expressions of t (e.g. sympy.sin(t)) or substitute them with subs=")
+    # Nothing but plain identifiers is ever printed into the code lambdify executes: the symbols
+    # (q, q̇, t and the cse's) and sympy's own functions; a Function subclass of the user's is refused.
+    for e in exprs:
+        for f in e.atoms(sp.Function):
+            cls = f.func
+            if not cls.__module__.startswith("sympy."):
+                raise ModelError(f"function {cls.__name__!r:.80} is not one of sympy's: only sympy's own "
+                                 "functions are turned into code (write it out in sympy functions of t)")
+            _validate.identifier(cls.__name__, "function name", "lambdify")
+    for x in allowed:
+        _validate.identifier(x.name, "symbol name", "lambdify")
 
 
 def _lambdify(system, args, expr):
@@ -63,6 +75,20 @@ def _cse_homogeneous(expr):
     """``sympy.cse(expr, list=False, order="none")``: lambdify's ``cse=True`` without the
     canonical sort of the terms (the same values; the sort dominates large expressions)."""
     return sp.cse(expr, list=False, order="none")
+
+
+def _check_bodies(system, subs) -> None:
+    """ModelError naming the body whose mass, once ``subs`` is applied, is not a positive finite
+    number, or whose mass centre or inertia has a non-finite entry (checked before lambdify)."""
+    if not subs:
+        return
+    for j, b in enumerate(system.bodies, 1):
+        m = _subs(b.mass, subs)
+        if m.is_number and (m.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or not m.is_real or not float(m) > 0):
+            raise ModelError(f"body {j}: mass must be > 0 and finite, got {m} after subs=")
+        for what, x in (("mass centre", b.com), ("inertia tensor", b.inertia)):
+            if _subs(x, subs).has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+                raise ModelError(f"body {j}: the {what} has a non-finite entry after subs=")
 
 
 def _subs(e, subs):
@@ -111,7 +137,11 @@ def _bias_function(system, subs, method):
 
 def lambdify_system(system, subs=None, with_bias=True, method="kane"):
     """``M(q)`` and ``bias(q, qd, t=0.0)`` as numpy callables; see TreeSystem.lambdify."""
+    check_system(system, "lambdify_system")
     t0 = time.perf_counter()
+    with_bias = _validate.flag(with_bias, "with_bias", "lambdify", ModelError)
+    _validate.choice(method, ("kane", "recursive", "lagrange"), "method", "lambdify")
+    _check_bodies(system, check_subs(subs))
     out = _mass_function(system, subs)
     if with_bias:
         out = out, _bias_function(system, subs, method)
@@ -145,6 +175,7 @@ def pose_function(system, subs=None):
     >>> p.round(12).tolist()                    # B2's hinge swung from (1, 0, 0) to (0, 1, 0)
     [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     """
+    check_system(system, "pose_function")
     kin = system.kinematics()
     exprs = [_subs(kin[j]["R"], subs) for j in range(system.n + 1)]
     exprs += [_subs(kin[j]["rO"], subs) for j in range(system.n + 1)]
@@ -243,6 +274,7 @@ def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, force
     >>> bad.status, bool(0.9 < bad.t[-1] < 1.0), "applied load" in bad.message
     ('failed', True, True)
     """
+    check_system(system, "simulate")
     kw = renamed("opalg.symbolic.simulate", old, {"qd0": "v0", "Q": "tau"}, v0=v0, t_span=t_span, tau=tau)
     for need in ("v0", "t_span"):
         if need not in kw:
@@ -253,6 +285,10 @@ def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, force
     t0 = _start(t_span)
     if bias_method not in ("kane", "recursive", "lagrange"):
         raise StateError(f"bias_method must be 'kane', 'recursive' or 'lagrange', got {bias_method!r}")
+    for nm, x in (("springs", springs), ("dampers", dampers), ("forces", forces), ("moments", moments)):
+        if x is not None and not isinstance(x, dict):
+            raise StateError(f"simulate: {nm} must be a dict or None, got {_validate.describe(x)}")
+    _check_bodies(system, check_subs(subs))
     springs, dampers = dict(springs or {}), dict(dampers or {})
     Qs = system.generalized_forces(springs=springs, dampers=dampers)
     Qa = system.generalized_forces(forces=forces, moments=moments)
@@ -264,11 +300,13 @@ def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, force
     _factor(system, Mf(q0), q0, t0)               # refuse a singular start before the long work
     Bf = _bias_function(system, subs, bias_method)
     qs, qds = system.q, system.qd
+    Te, Ue = _subs(system.kinetic_energy(), subs), _subs(system.potential_energy(), subs)
+    Us = _subs(sum((sp.Rational(1, 2) * k * (s - c) ** 2 for s, (k, c) in springs.items()), sp.Integer(0)), subs)
+    _free(system, [Te, Ue, Us])                   # every expression is checked before lambdify
     Qf = sp.lambdify([qs, qds, t], [Qs, Qa], "numpy", cse=_cse_homogeneous)
-    Tf = sp.lambdify([qs, qds, t], _subs(system.kinetic_energy(), subs), "numpy", cse=_cse_homogeneous)
-    Uf = sp.lambdify([qs, t], _subs(system.potential_energy(), subs), "numpy", cse=_cse_homogeneous)
-    Us = sum((sp.Rational(1, 2) * k * (s - c) ** 2 for s, (k, c) in springs.items()), sp.Integer(0))
-    Usf = sp.lambdify([qs], _subs(Us, subs), "numpy")
+    Tf = sp.lambdify([qs, qds, t], Te, "numpy", cse=_cse_homogeneous)
+    Uf = sp.lambdify([qs, t], Ue, "numpy", cse=_cse_homogeneous)
+    Usf = sp.lambdify([qs], Us, "numpy")
 
     idx = [(qs.index(s), float(_subs(scalar(c, f"damper on {s}", StateError), subs))) for s, c in dampers.items()]
 
