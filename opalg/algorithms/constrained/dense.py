@@ -52,6 +52,7 @@ import numpy as np
 from opalg import _backend as bk
 from opalg.algorithms.kkt import kkt_solve
 from opalg.errors import InfeasibleDirections, SingularConfigurationError, StateError  # noqa: F401  (InfeasibleDirections: the old home)
+from opalg.model import _validate
 
 
 #: Default threshold of :func:`conditioning` below which a choice counts as singular.
@@ -86,11 +87,18 @@ def _vector(x, name: str, size: int) -> np.ndarray:
     return _array(x, name, (size,), "vector")
 
 
+def _mass(M, n: int) -> np.ndarray:
+    """ℳ (n, n): finite, symmetric to 1e-10 of its largest entry, and positive definite
+    (a StateError naming M, not LAPACK's LinAlgError or a triangle read silently)."""
+    M = _matrix(M, "M", (n, n))
+    return _validate.spd(M, "M")
+
+
 def _system(M, Q, F, B, h, Z):
     """The arguments of the dense solvers, validated against the shape (c, n) of B."""
     B = _matrix(B, "B")
     c, n = B.shape
-    return (_matrix(M, "M", (n, n)), _vector(Q, "Q", n), _vector(F, "F", n), B,
+    return (_mass(M, n), _vector(Q, "Q", n), _vector(F, "F", n), B,
             _vector(h, "h", c), _matrix(Z, "Z", (c, n)))
 
 
@@ -189,6 +197,13 @@ def conditioning(M: np.ndarray, B: np.ndarray, Z: np.ndarray) -> float:
     >>> conditioning(np.eye(2), B, B), round(conditioning(np.eye(2), B, np.array([[0.0, 1.0]])), 12)
     (1.0, 0.0)
     """
+    B = _matrix(B, "B")
+    Z = _matrix(Z, "Z", (None, B.shape[1]))
+    return _conditioning(_mass(M, B.shape[1]), B, Z)
+
+
+def _conditioning(M: np.ndarray, B: np.ndarray, Z: np.ndarray) -> float:
+    """:func:`conditioning` of checked arrays."""
     # numpy's LAPACK throughout: mixing in scipy's separate OpenBLAS thread pool for 3x3
     # solves was seen to stall under load.
     L = np.linalg.cholesky(np.asarray(M, dtype=float))
@@ -201,7 +216,7 @@ def conditioning(M: np.ndarray, B: np.ndarray, Z: np.ndarray) -> float:
 
 
 def _check_feasible(M, B, Z, what: str, kappa: float | None = None) -> None:
-    kappa = conditioning(M, B, Z) if kappa is None else kappa
+    kappa = _conditioning(M, B, Z) if kappa is None else kappa
     if kappa < SINGULAR_TOL:
         raise InfeasibleDirections(
             f"{what} is singular: conditioning (cosine of the largest principal angle between "
