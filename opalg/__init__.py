@@ -32,6 +32,7 @@ from opalg.algorithms.aba import Innovations, aba, innovations_passes, minv, min
 from opalg.algorithms.crba import composite_inertias, crba, mass_matrix_diag
 from opalg.algorithms.derivatives import aba_derivatives, rnea_derivatives
 from opalg.algorithms.hybrid import hybrid, reduced_inertia
+from opalg.algorithms.linearize import linearize
 from opalg.algorithms.ltdl import LTDL, ltdl, ltdl_solve
 from opalg.algorithms.operational import frame_jacobian, lambda_inv
 from opalg.algorithms.riccati import Articulated, articulated
@@ -56,7 +57,7 @@ __all__ = [
     "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",
     "InfeasibleDirections", "hybrid", "reduced_inertia", "mass_matrix_diag", "TreeSparse", "ltdl",
     "ltdl_solve", "LTDL", "FreeJoint", "integrate", "difference", "neutral",
-    "rnea_derivatives", "aba_derivatives",
+    "rnea_derivatives", "aba_derivatives", "linearize",
 ]
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy

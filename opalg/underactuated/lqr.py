@@ -1,0 +1,99 @@
+r"""LQR on :func:`opalg.linearize` (docs/REFERENCE.md E20): balance an under-actuated arm at an equilibrium.
+
+With (A, B) of ẋ = f(x, u) at (x̄, ū) and weights Q, R, the algebraic Riccati equation
+AᵀS + SA − SBR⁻¹BᵀS + Q = 0 (scipy's ``solve_continuous_are``) gives the gain K = R⁻¹BᵀS of
+u = ū − K (x − x̄), x − x̄ = [difference(q̄, q); θ̇ − θ̄̇].
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from opalg.algorithms.aba import aba
+from opalg.algorithms.linearize import linearize
+from opalg.algorithms.riccati import check_passive
+from opalg.errors import StateError
+from opalg.model.configuration import difference
+from opalg.model.multibody import Model
+
+
+class LQR(NamedTuple):
+    """Gain ``K`` (N_a, 2N), Riccati solution ``S``, the linearization ``A``, ``B`` and the
+    closed-loop poles (eigenvalues of A − BK), with the operating point ``q``, ``qd``, ``tau``."""
+
+    K: np.ndarray
+    S: np.ndarray
+    A: np.ndarray
+    B: np.ndarray
+    poles: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray
+
+
+def lqr(model: Model, q, qd, tau, Q, R, passive=None) -> LQR:
+    r"""The infinite-horizon LQR of the linearization at (q, θ̇, T) (E20).
+
+    .. math:: A^*S + SA − SBR^{-1}B^*S + Q = 0,\qquad K = R^{-1}B^*S,\qquad u = ū − K(x − x̄).
+
+    Parameters
+    ----------
+    model : Model
+    q, qd, tau : array_like
+        The operating point (one state); ``tau`` the forces of every dof there.
+    Q : array_like, shape (2N, 2N)
+    R : array_like, shape (N_a, N_a)
+    passive : array_like of bool, shape (N,), optional
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg import underactuated
+    >>> arm = underactuated.acrobot()
+    >>> ctl = underactuated.lqr(*arm[:1], [np.pi / 2, 0], [0, 0], [0, 0], np.eye(4), np.eye(1), arm.passive)
+    >>> ctl.K.shape, bool(np.all(ctl.poles.real < 0))
+    ((1, 4), True)
+    """
+    from scipy.linalg import solve_continuous_are
+
+    A, B = linearize(model, q, qd, tau, passive=passive)
+    if A.ndim != 2:
+        raise StateError("lqr takes one operating point (q, qd, tau without batch axes)")
+    Q, R = np.asarray(Q, dtype=float), np.atleast_2d(np.asarray(R, dtype=float))
+    n2, m = B.shape
+    if Q.shape != (n2, n2) or R.shape != (m, m):
+        raise StateError(f"Q must be ({n2}, {n2}) and R ({m}, {m}), got {Q.shape} and {R.shape}")
+    S = solve_continuous_are(A, B, Q, R)
+    K = np.linalg.solve(R, B.T @ S)
+    return LQR(K, S, A, B, np.linalg.eigvals(A - B @ K), np.asarray(q, float), np.asarray(qd, float),
+               np.asarray(tau, float))
+
+
+def lqr_controller(model: Model, passive, ctl: LQR) -> Callable:
+    r"""``controller(t, q, v) -> θ̈_a`` for :func:`opalg.underactuated.simulate` from an :class:`LQR`.
+
+    The torque u = ū − K[difference(q̄, q); v − v̄] on the active dofs (the passive ones keep ū)
+    is turned into the active accelerations it produces, θ̈ = ABA(q, v, T) (E9); the simulation's
+    hybrid dynamics then returns the same torque in its ``tau``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg import underactuated
+    >>> model, passive = underactuated.acrobot()
+    >>> ctl = underactuated.lqr(model, [np.pi / 2, 0], [0, 0], [0, 0], np.eye(4), np.eye(1), passive)
+    >>> f = underactuated.lqr_controller(model, passive, ctl)
+    >>> bool(abs(f(0.0, np.array([np.pi / 2, 0.0]), np.zeros(2))[0]) < 1e-12)   # at the equilibrium: θ̈ = 0
+    True
+    """
+    mask = check_passive(model, passive)
+
+    def controller(t, q, v):
+        x = np.concatenate([difference(model, ctl.q, q), np.asarray(v) - ctl.qd])
+        T = ctl.tau.copy()
+        T[~mask] = T[~mask] - ctl.K @ x
+        return aba(model, q, v, T)[~mask]
+
+    return controller
