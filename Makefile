@@ -41,6 +41,19 @@ venv: $(STAMP)
 test: venv
 	$(PYCACHE) $(PY) -m pytest
 
+# The suite proves it can fail (issue 37): every planted SOA fault of tools/faults/catalogue.py,
+# in a scratch copy, must be caught by the tests chosen for it; prints the kill matrix.
+.PHONY: faults mutants
+faults: venv
+	$(PYCACHE) $(PY) tools/faults/run.py
+
+# cosmic-ray's generic mutants over the core recursions, a seeded sample in a 15-minute budget
+# (MUTANTS_MINUTES=…); outside CI.  Installs the pinned [mutation] extra first.
+MUTANTS_MINUTES ?= 15
+mutants: venv
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e ".[mutation]"
+	$(PYCACHE) $(PY) tools/faults/mutants.py --minutes $(MUTANTS_MINUTES)
+
 reproduce: venv
 	$(PYCACHE) $(PY) tools/reproduce.py
 
@@ -53,8 +66,11 @@ ledger: venv
 	$(PY) tools/ledger.py $(LEDGER)/records --out $(LEDGER)
 	$(PY) tools/site/build.py
 
+# JupyterLab rooted at the repository (so a notebook's links to ../docs/ open), on notebook 01.
+# Classroom VMs and containers often run as root, where Jupyter wants --allow-root.
+ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: venv
-	$(VENV)/bin/jupyter lab notebooks
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) $(ALLOW_ROOT) notebooks/01_index.ipynb
 
 # A git-ignored copy of the notebooks to answer the exercises in (existing copies are kept).
 student: venv
@@ -70,10 +86,15 @@ html-instructor: venv
 	$(PY) tools/site/build.py --instructor
 
 # The Ider panel alone (notebooks/panels/ider_panel.ipynb) in Voilà, on this machine only:
-# open http://127.0.0.1:$(PORT)/ (default 8866; `make panel PORT=9000`); Ctrl-C stops it.
+# open the URL it prints (default port 8866; `make panel PORT=9000`); Ctrl-C stops it.  Voilà
+# serves the repository (its links to notebook 08 and to docs/*.md work) with the settings of
+# notebooks/panels/voila.json: Markdown served as files, and the kernel of a closed page culled
+# after two idle minutes.
 PORT ?= 8866
+PANEL := voila/render/notebooks/panels/ider_panel.ipynb
 panel: venv
-	$(VENV)/bin/voila notebooks/panels/ider_panel.ipynb --no-browser --Voila.ip=127.0.0.1 --port=$(PORT)
+	@echo "the Ider panel: http://127.0.0.1:$(PORT)/$(PANEL)"
+	$(VENV)/bin/voila . --Voila.config_file_paths=notebooks/panels --no-browser --Voila.ip=127.0.0.1 --port=$(PORT)
 
 bench: venv
 	$(PY) benchmarks/bench_scaling.py

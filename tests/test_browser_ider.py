@@ -38,6 +38,9 @@ MISSING_EXTRA = "Voilà or Playwright is not installed: pip install -e '.[browse
 VIEWPORT = {"width": 1280, "height": 800}   # "above the fold" is judged in this window
 
 START_TIMEOUT = 60.0       # s, until Voilà answers a static file
+CULL_IDLE = 3              # s: the kernel of a closed page is culled after this idle time
+#: The instructions of the dashboard's first cell, as the reader sees them; step 8 does what they say.
+INSTRUCTIONS = "press Enter or Apply: the panel switches to custom A and runs it"
 # Voilà executes every cell before it sends the page: ~5–25 s for the dashboard (a kernel, the
 # imports, two runs and two figures; the upper end on a loaded 2-core machine), minutes for
 # the whole lecture notebook.
@@ -89,13 +92,18 @@ def voila_url(workdir):
     if not NOTEBOOK.exists():
         pytest.fail(f"{NOTEBOOK} is missing", pytrace=False)
     notebook = NOTEBOOK
-    what = str(notebook.relative_to(ROOT)) if notebook.is_relative_to(ROOT) else str(notebook)
+    if not notebook.is_relative_to(ROOT):
+        pytest.fail(f"OPALG_BROWSER_NOTEBOOK must be inside the repository ({ROOT}): Voilà serves it", pytrace=False)
+    what = notebook.relative_to(ROOT).as_posix()
     port = _free_port()
     log = open(workdir / "voila.log", "wb")
+    # As `make panel` serves it: the repository, with notebooks/panels/voila.json, except that a
+    # closed page's kernel is culled after CULL_IDLE s (the file says 120 s) so that it is measured.
     proc = subprocess.Popen(
-        [str(VOILA), str(notebook), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
-         "--Voila.port_retries=0"],
-        cwd=notebook.parent, stdout=log, stderr=subprocess.STDOUT)
+        [str(VOILA), str(ROOT), "--Voila.config_file_paths=notebooks/panels", "--no-browser",
+         f"--port={port}", "--Voila.ip=127.0.0.1", "--Voila.port_retries=0",
+         f"--MappingKernelManager.cull_idle_timeout={CULL_IDLE}", "--MappingKernelManager.cull_interval=1"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -113,7 +121,8 @@ def voila_url(workdir):
                 pytest.fail(f"voila not ready after {START_TIMEOUT:g} s; log:\n"
                             + (workdir / "voila.log").read_text(errors="replace"), pytrace=False)
             time.sleep(0.25)
-        yield base + "/", what
+        proc.base = base
+        yield base + "/voila/render/" + what, what, proc
     finally:
         _stop(proc)
         log.close()
@@ -276,7 +285,7 @@ def _load(page, url, d):
 
 def test_ider_panel_in_browser(page, voila_url, workdir):
     """First render, the animation, then every control, as a reader would use them."""
-    url, served = voila_url
+    url, served, _proc = voila_url
     d = Driver(page, workdir / "voila.log", served)
     from playwright.sync_api import Error as PwError
 
@@ -347,11 +356,12 @@ def test_ider_panel_in_browser(page, voila_url, workdir):
         d.fail("no motor at joint 3", "expected a stop near t = 0.26 s")
     img_joint3 = d.img()
 
-    # 4. Bad custom text keeps the last good state.  Garbage typed while a preset is chosen is
-    #    not run; choosing "custom A" then shows the input error and the joint-3 plot stays.
+    # 4. Bad custom text keeps the last good state.  Garbage entered while a preset is chosen
+    #    switches the choice to "custom A" and shows the input error; the joint-3 plot stays.
     d.enter_text(".w-custom", "garbage")
-    d.select(".w-preset", "custom A")
     d.wait("custom A with garbage", "input error")
+    if page.locator(".w-preset select").input_value() != "custom A":
+        d.fail("custom A with garbage", "Enter did not switch the choice to 'custom A'")
     page.wait_for_timeout(500)  # a wrongly redrawn plot would arrive right after the verdict
     if d.img() != img_joint3:
         d.fail("custom A with garbage", "the plot changed although the input was invalid")
@@ -375,10 +385,21 @@ def test_ider_panel_in_browser(page, voila_url, workdir):
     if d.img() != img_com:
         d.fail("custom text garbage", "the plot changed although the input was invalid")
 
-    # 8. The Apply button: with a preset chosen, type another A (no Enter) and press Apply:
-    #    the panel switches to "custom A" and runs that text.
+    # 8. What the instructions say: with a preset chosen, Enter in the custom-A box (its text
+    #    unchanged) switches to "custom A" and runs it; so does Apply after typing another A.
+    if INSTRUCTIONS not in page.inner_text("body"):
+        d.fail("instructions", f"the dashboard does not say {INSTRUCTIONS!r}")
+    d.enter_text(".w-custom", "0 1 0; 0 0 1")             # a valid text again (step 7 left garbage)
+    d.wait("valid custom text", "feasible:", old_img=None)
     d.select(".w-preset", "no motor at joint 2")
     d.wait("no motor at joint 2", "", old_img=img_com)
+    verdict_joint2, img_joint2 = d.verdict(), d.img()
+    d.page.locator(".w-custom input").press("Enter")    # the text is unchanged: no new value
+    d.wait("Enter from a preset", "", old_img=img_joint2)
+    if page.locator(".w-preset select").input_value() != "custom A":
+        d.fail("Enter from a preset", "Enter did not switch the choice to 'custom A'")
+    d.select(".w-preset", "no motor at joint 2")
+    d.wait("no motor at joint 2 again", "", old_img=d.img())
     verdict_joint2, img_joint2 = d.verdict(), d.img()
     d.type_text(".w-custom", "0.5 1 0; 0 0 1")
     page.wait_for_timeout(300)
@@ -404,3 +425,98 @@ def test_ider_panel_in_browser(page, voila_url, workdir):
 
     if page.errors:
         d.fail("page errors", f"uncaught JavaScript exceptions: {page.errors}")
+
+
+def _kernels(pid: int) -> list[int]:
+    """The kernel processes Voilà (``pid``) has running: its descendants running ipykernel."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            try:
+                if b"ipykernel" in (Path("/proc") / str(child) / "cmdline").read_bytes():
+                    found.append(child)
+            except OSError:
+                pass
+    return found
+
+
+def test_a_closed_page_leaves_no_kernel(browser, voila_url, workdir):
+    """Each page load starts a kernel; when the page closes, the kernel goes (Voilà's culling of
+    idle kernels without a connection, MappingKernelManager in notebooks/panels/voila.json; here
+    after CULL_IDLE s), instead of staying alive until the server stops."""
+    url, served, proc = voila_url
+    deadline = time.monotonic() + CULL_IDLE + 30      # the idle time, the 1-s cull interval, a loaded machine
+    while _kernels(proc.pid) and time.monotonic() < deadline:     # an earlier test's page's kernel
+        time.sleep(0.5)
+    before = _kernels(proc.pid)
+    assert before == [], f"kernels of closed pages still alive: {before}"
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.errors = []
+    d = Driver(page, workdir / "voila.log", served)
+    _load(page, url, d)
+    d.wait("first render", "feasible:", timeout=FIRST_RENDER_MS)
+    opened = _kernels(proc.pid)
+    assert len(opened) == len(before) + 1, f"one kernel per page: {before} before, {opened} with the page open"
+    context.close()
+    deadline = time.monotonic() + CULL_IDLE + 30      # the idle time, the 1-s cull interval, a loaded machine
+    while _kernels(proc.pid) != before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _kernels(proc.pid) == before, (f"the closed page's kernel is still alive {CULL_IDLE + 30} s later "
+                                          f"(kernels {_kernels(proc.pid)}, before {before})")
+
+
+def _relative_links(notebook: Path) -> list[str]:
+    """The relative links of a notebook's markdown cells (Markdown and HTML forms)."""
+    import json
+    links = []
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"])
+        for target in re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r'href="([^"]+)"', text):
+            if not re.match(r"[a-z][a-z0-9+.-]*:|#", target):
+                links.append(target)
+    return links
+
+
+def test_every_notebook_link_reaches_its_target_in_voila(voila_url):
+    """Voilà serves the repository as `make panel` does: from each notebook's page, each relative
+    link resolves to the file it names.  A Markdown or image target is fetched (redirected to
+    /voila/files/, 200); a notebook target is a /voila/render/ page of an existing notebook (not
+    fetched: Voilà would execute the whole notebook)."""
+    import urllib.parse
+    _url, _served, proc = voila_url
+    notebooks = sorted(ROOT.glob("notebooks/*.ipynb")) + sorted(ROOT.glob("notebooks/panels/*.ipynb"))
+    checked, bad = 0, []
+    for nb in notebooks:
+        page_url = f"{proc.base}/voila/render/{nb.relative_to(ROOT).as_posix()}"
+        for link in _relative_links(nb):
+            target = urllib.parse.urljoin(page_url, link.split("#")[0])
+            path = urllib.parse.unquote(urllib.parse.urlparse(target).path)
+            if not path.startswith("/voila/render/"):
+                bad.append(f"{nb.name}: {link} -> {path} (outside what Voilà serves)")
+                continue
+            rel = path[len("/voila/render/"):]
+            if not (ROOT / rel).is_file():
+                bad.append(f"{nb.name}: {link} -> {rel} (no such file)")
+            elif not rel.endswith(".ipynb"):
+                try:
+                    with urllib.request.urlopen(target, timeout=30) as r:
+                        ok = r.status == 200 and r.url.startswith(f"{proc.base}/voila/files/")
+                except urllib.error.HTTPError as e:
+                    ok = False
+                    rel += f" (HTTP {e.code})"
+                if not ok:
+                    bad.append(f"{nb.name}: {link} -> {rel} not served")
+            checked += 1
+    assert checked >= 20, f"only {checked} relative links found: is the link pattern right?"
+    assert not bad, "links that do not work in Voilà:\n" + "\n".join(bad)

@@ -75,6 +75,7 @@ def _wrong_values(ex, right):
 def test_model_answer_is_accepted(key):
     fb = exercises.grade(key, _model_answer(key))
     assert fb.correct is True, f"{key}: the model answer is refused: {fb.message}"
+    assert fb.message == "correct.", f"{key}: a right answer gets only 'correct.', not the hint: {fb.message!r}"
 
 
 @pytest.mark.parametrize("key", sorted(REGISTRY))

@@ -70,6 +70,32 @@ def test_evaluate_singular_at_start_and_bad_choice():
         evaluate("nope")
 
 
+def test_enter_runs_the_text_as_custom_a_whatever_the_choice():
+    """Typing runs nothing; Enter in the custom-A box (``enter()``, what the front end's submit
+    message calls) chooses "custom A" and runs the text, from a preset too, text changed or not;
+    the Apply button right after it runs nothing more."""
+    panel = IderPanel()
+    assert panel.preset.value == "no motor at joint 1" and panel.runs == 1
+    panel.custom.value = "0 1 0; 0 0 1 "                 # typed while a preset is chosen
+    assert panel.preset.value == "no motor at joint 1" and panel.runs == 1
+    panel.enter()
+    assert panel.preset.value == CUSTOM and panel.runs == 2
+    assert panel.verdict.value.startswith("feasible:")
+    panel.apply.click()
+    assert panel.runs == 2                               # the same choice is not rerun
+    panel.preset.value = "no motor at joint 2"
+    panel.enter()                                        # the text unchanged: still runs it
+    assert panel.preset.value == CUSTOM and panel.runs == 4
+    panel.preset.value = "no motor at joint 3"
+    panel.custom.value = "garbage"
+    panel.enter()                                        # custom A with bad text: the message
+    assert panel.preset.value == CUSTOM and panel.verdict.value.startswith("<b>input error:</b>")
+    assert panel.last.verdict.startswith("infeasible: stopped")   # joint 3's run stays on show
+    runs = panel.runs
+    panel.reset()                                        # sets the text too, then runs once
+    assert panel.preset.value == "no motor at joint 1" and panel.runs == runs + 1
+
+
 def test_panel_callbacks_keep_the_last_good_state():
     """Driving the widgets from code: presets update the verdict, bad text keeps the last result."""
     panel = IderPanel()
@@ -81,10 +107,13 @@ def test_panel_callbacks_keep_the_last_good_state():
     panel.preset.value = CUSTOM  # evaluates the text already in the box
     good = panel.last
     panel.custom.value = "garbage"
+    panel.enter()
     assert panel.verdict.value.startswith("<b>input error:</b> A must be numbers")
     assert panel.last is good
     panel.custom.value = "1 1 1; 1 1 1"  # readable but rank-deficient: an infeasible verdict
+    panel.enter()
     assert panel.verdict.value.startswith("infeasible: ") and "rank deficient" in panel.verdict.value
     panel.custom.value = "0 1 0; 0 0 1 "  # a new value (trailing space) with the paper's A
+    panel.enter()
     assert panel.last is not good and panel.last.feasible
     assert panel.verdict.value.startswith("feasible: the tip follows the path for 0.5 s")

@@ -37,8 +37,8 @@ def parse_directions(text: str) -> np.ndarray:
 
     Raises
     ------
-    ValueError
-        Naming what is wrong (not numbers, wrong shape, non-finite).
+    StateError
+        (a ValueError) naming what is wrong (not numbers, an empty field, wrong shape, non-finite).
 
     Examples
     --------
@@ -48,19 +48,23 @@ def parse_directions(text: str) -> np.ndarray:
            [0., 0., 1.]])
     """
     if not isinstance(text, str):
-        raise ValueError(f"A must be given as text, got {text!r}")
+        raise StateError(f"A must be given as text, got {text!r:.60}")
     s = text.strip()
     if s.startswith("["):
         s = s.replace("],", ";").replace("[", "").replace("]", "")
     rows = [r for r in s.split(";") if r.strip()]
+    fields = [re.split(r"\s*,\s*|\s+", r.strip()) for r in rows]
+    for i, row in enumerate(fields):
+        if "" in row:     # "1,,2": a missing number, not one separator
+            raise StateError(f"A: row {i + 1} has an empty field between separators (got {text!r:.80})")
     try:
-        A = np.array([[float(x) for x in re.split(r"[,\s]+", r.strip())] for r in rows])
+        A = np.array([[float(x) for x in row] for row in fields])
     except ValueError:
-        raise ValueError(f"A must be numbers, rows separated by ';' (got {text!r})") from None
+        raise StateError(f"A must be numbers, rows separated by ';' (got {text!r:.80})") from None
     if A.shape != (2, 3):
-        raise ValueError(f"A must have 2 rows of 3 numbers (got shape {A.shape} from {text!r})")
+        raise StateError(f"A must have 2 rows of 3 numbers (got shape {A.shape} from {text!r:.80})")
     if not np.all(np.isfinite(A)):
-        raise ValueError(f"A has non-finite entries (got {text!r})")
+        raise StateError(f"A has non-finite entries (got {text!r:.80})")
     return A
 
 
@@ -196,8 +200,9 @@ def _alt(out: PanelOutput, choice: str) -> str:
 class IderPanel:
     """ipywidgets controls for choosing A; ``panel.widget`` is the box to display.
 
-    Row 1: the choice of A, the custom-A text (applied on Enter or by the Apply button), the
-    inertia reading.  Row 2: gravity and duration sliders (``continuous_update=False``: a drag
+    Row 1: the choice of A, the custom-A text, the Apply button, the inertia reading.  Enter in
+    the text box (:meth:`enter`) or the Apply button chooses "custom A" and runs the text,
+    whatever was chosen before; typing alone runs nothing.  Row 2: gravity and duration sliders (``continuous_update=False``: a drag
     runs one simulation, at the release), and a ``Play`` jslinked to a sample slider that
     animate the arm.  Then the verdict, and the plots: κ(t), moments and displacements (an
     ``<img>`` in an ``HTML`` widget) beside the arm (an ``Image``).  Each control carries a stable CSS class for browser tests:
@@ -218,9 +223,12 @@ class IderPanel:
         narrow = {"description_width": "initial"}
         self.preset = w.Dropdown(options=CHOICES, value=d["preset"], description="A", style=narrow,
                                  layout=w.Layout(width="220px"))
-        self.custom = w.Text(value=d["custom"], description="custom A", continuous_update=False, style=narrow,
-                             placeholder="two rows of 3: 0 1 0; 0 0 1 — Enter to apply",
-                             tooltip="two rows of three numbers, rows separated by ';' — Enter to apply",
+        # continuous_update: the text is synced as it is typed (it runs only on Enter or Apply), so
+        # the front end's "submit" message on Enter never arrives before the text it submits.
+        self.custom = w.Text(value=d["custom"], description="custom A", continuous_update=True, style=narrow,
+                             placeholder="two rows of 3: 0 1 0; 0 0 1 — Enter runs it",
+                             tooltip="two rows of three numbers, rows separated by ';' — Enter chooses "
+                                     "custom A and runs it",
                              layout=w.Layout(width="340px"))
         self.apply = w.Button(description="Apply", tooltip="run the custom A (same as Enter)",
                               icon="play", layout=w.Layout(width="90px"))
@@ -249,8 +257,9 @@ class IderPanel:
         self._shown = None      # the key of the choice on show (None: rerun on the next update)
         self._frames = None     # ArmFrames of the run on show
         self._hold = False      # reset() sets several controls, then updates once
-        for ctl in (self.preset, self.custom, self.inertia, self.gravity, self.duration):
+        for ctl in (self.preset, self.inertia, self.gravity, self.duration):
             ctl.observe(self._changed, names="value")
+        self.custom.on_msg(self._custom_message)      # Enter: the front end sends {"event": "submit"}
         self.apply.on_click(self._apply)
         self.frame.observe(self._frame_changed, names="value")
         self.widget = w.VBox([
@@ -264,6 +273,28 @@ class IderPanel:
     def _changed(self, _change) -> None:
         if not self._hold:
             self.update()
+
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        """The live widget where a widget manager runs (JupyterLab, Voilà); elsewhere (a static
+        page, nbconvert) a still of the figure on show with its alt text, and a one-line text."""
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        note = "a still of the panel: open the notebook in JupyterLab, or run `make panel`, to use it"
+        if self.png is not None and self.last is not None:
+            alt = html.escape(_alt(self.last, self.preset.value), quote=True)
+            bundle["text/html"] = (f'<figure><img src="data:image/png;base64,{base64.b64encode(self.png).decode()}" '
+                                   f'alt="{alt}" style="max-width: 100%; height: auto" />'
+                                   f"<figcaption>{html.escape(note)}</figcaption></figure>")
+        bundle["text/plain"] = f"Ider panel ({note})"
+        return bundle
+
+    def _custom_message(self, _widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("event") == "submit":
+            self.enter()
+
+    def enter(self) -> PanelOutput | None:
+        """What Enter in the custom-A box does: choose "custom A" and run its text (as Apply)."""
+        self._apply()
+        return self.last
 
     def _apply(self, _button=None) -> None:
         """The Apply button: choose "custom A" and run the text in the box (as Enter does)."""
@@ -279,8 +310,7 @@ class IderPanel:
     def update(self) -> PanelOutput | None:
         """Re-evaluate from the controls; on bad input show the message, keep the last state.
 
-        A choice already on show is not rerun (text edited while a preset is chosen, or the
-        Apply button after Enter, cost nothing).
+        A choice already on show is not rerun (the Apply button after Enter costs nothing).
         """
         key = self._key()
         if key == self._shown:
@@ -362,7 +392,7 @@ class IderPanel:
 
 
 def build_panel() -> IderPanel:
-    """A new, independent panel (call in a notebook and display ``panel.widget``).
+    """A new, independent panel (display it: the last line of a cell, ``panel``).
 
     Examples
     --------

@@ -140,7 +140,7 @@ def grade(key: str, answer: Any) -> Feedback:
     except _StudentError as e:
         return Feedback(key, False, f"not quite — {e}")
     if ok:
-        return Feedback(key, True, "correct." + (f" {detail}" if detail else ""))
+        return Feedback(key, True, "correct.")          # the hint is for a wrong answer only
     return Feedback(key, False, f"not quite — {detail}")
 
 
