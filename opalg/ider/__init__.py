@@ -90,7 +90,7 @@ def directions(A, q) -> np.ndarray:
         return B
     if isinstance(A, str):
         if A not in PRESETS:
-            raise ValueError(f"unknown preset {A!r}; choose one of {list(PRESETS)}")
+            raise StateError(f"A: unknown preset {A!r:.80}; choose one of {list(PRESETS)}")
         return directions(PRESETS[A], q)
     return force_directions(B, A)
 
@@ -287,6 +287,7 @@ def sweep_directions(alpha) -> np.ndarray:
     array([[1., 0., 0.],
            [0., 0., 1.]])
     """
+    alpha = _real(alpha, "alpha", "a finite angle (rad)")
     return np.array([[np.cos(alpha), np.sin(alpha), 0.0], [0.0, 0.0, 1.0]])
 
 

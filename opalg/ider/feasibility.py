@@ -70,7 +70,7 @@ def kappa_series(result, stop_tol: float | None = None) -> FeasibilitySeries:
     """
 
     if not hasattr(result, "conditioning") or not hasattr(result, "q"):
-        raise TypeError(f"kappa_series needs a run of opalg.ider.simulate, got {type(result).__name__}")
+        raise StateError(f"kappa_series needs a run of opalg.ider.simulate, got {type(result).__name__}")
     if stop_tol is None:
         stop_tol = (getattr(result, "settings", None) or {}).get("stop_tol", STOP_TOL)
     tol = float(stop_tol)

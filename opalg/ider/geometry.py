@@ -14,6 +14,7 @@ import numpy as np
 from opalg.model import builders
 from opalg.errors import StateError
 from opalg.ider._inputs import _real
+from opalg.model import _validate
 
 LENGTHS = (1.0, 1.0, 1.0)
 MASSES = (30.0, 18.0, 18.0)
@@ -39,7 +40,10 @@ def arm(inertia: str = "joint", gravity: float = 0.0):
 
 
 def _abs_angles(q):
-    q = np.asarray(q)
+    """Absolute link angles of joint angles q (..., 3): numbers (complex for a complex step), finite."""
+    q = _validate.array(q, "q", "ider", complex_ok=True)
+    if q.ndim == 0 or q.shape[-1] != 3:
+        raise StateError(f"ider: q must hold the 3 joint angles of the arm, shape (..., 3), got shape {q.shape}")
     return np.cumsum(q if q.dtype.kind in "fc" else q.astype(float), axis=-1)
 
 
@@ -98,12 +102,13 @@ def joint_points(q) -> np.ndarray:
 
 def path(t) -> np.ndarray:
     """Desired tip position at time t (eq. 20 with the exact initial tip)."""
-    t = np.asarray(t, dtype=float)
+    t = _validate.array(t, "t", "ider.path")
     return np.stack([TIP0[0] + V_A * t, np.full_like(t, TIP0[1])], -1)
 
 
 def initial_speeds(q0=THETA0, v_A: float = V_A) -> np.ndarray:
     """Joint rates with y2 = 0 that give the tip velocity (v_A, 0): B(q0)[:, (0, 2)] (y1, y3) = (v_A, 0)."""
+    v_A = _real(v_A, "v_A", "a finite number (m/s)")
     B = tip_jacobian(q0)
     y13 = np.linalg.solve(B[:, [0, 2]], [v_A, 0.0])
     return np.array([y13[0], 0.0, y13[1]])

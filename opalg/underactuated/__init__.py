@@ -27,7 +27,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from opalg.model import builders
+from opalg.model import _validate, builders
 from opalg.model._checks import refuse_free  # noqa: F401  (re-exported: the package's names before the layers)
 from opalg.errors import InfeasibleDirections, OpalgError, StateError  # noqa: F401  (as above)
 from opalg.algorithms.hybrid import hybrid, hybrid_on, unit_response  # noqa: F401  (as above)
@@ -166,6 +166,8 @@ def task_control(model: Model, q, qd, passive, B, h, tau_p=None, f_ext=None, gra
     >>> bool(np.isclose(sol.kappa, abs(M[0, 1]) / np.sqrt(M[0, 0] * M[1, 1])))
     True
     """
+    tol = _validate.real(tol, "tol", "task_control", positive=True)
+    _validate.flag(gravity, "gravity", "task_control")
     mask = check_passive(model, passive)
     q, qd = check_state(model, q, "q"), check_state(model, qd, "qd")
     if q.ndim != 1 or qd.ndim != 1 or q.dtype.kind != "f" or qd.dtype.kind != "f":
@@ -227,6 +229,7 @@ def swing_controller(model: Model, passive, alpha: float = -2.0, kp: float = 50.
     >>> bool(np.isclose(ctrl(0.0, np.array([-1.5, 0.1]), np.array([1.0, 0.0]))[0], 50 * (-2 * np.arctan(1.0) - 0.1)))
     True
     """
+    alpha, kp, kd = (_validate.real(x, nm, "swing_controller") for nm, x in (("alpha", alpha), ("kp", kp), ("kd", kd)))
     mask = check_passive(model, passive)
     if mask.tolist() != [True, False]:
         raise StateError(f"swing_controller is for the Acrobot (passive = [True, False]), got {mask.tolist()}")
