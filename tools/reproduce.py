@@ -2,7 +2,7 @@
 """Regenerate everything a reader sees: execute notebooks in place, rebuild figures/.
 
 Usage: ``python tools/reproduce.py [NOTEBOOK ...]`` (``make reproduce``; the static site is
-``make html``, tools/build_site.py, which only exports).  Notebooks are executed by :mod:`tools.execute_notebooks` (the
+``make html``, tools/site/build.py, which never executes).  Notebooks are executed by :mod:`tools.execute_notebooks` (the
 project's only writer of committed outputs); figure scripts are the modules listed
 in ``FIGURE_SCRIPTS`` run as ``python -m``.
 """

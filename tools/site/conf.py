@@ -16,9 +16,9 @@ copyright = "the opalg authors, BSD-3-Clause"
 extensions = ["myst_nb", "opalg_site"]   # opalg_site: this directory (build.py puts it on the path)
 
 root_doc = "index"
+opalg_repository = str(pathlib.Path(__file__).resolve().parents[2])   # for opalg_site's links
 # Model answers only in the instructors' build (`-t instructor`, make html-instructor).
 exclude_patterns = [] if tags.has("instructor") else ["docs/solutions/**"]  # noqa: F821 (Sphinx's)
-suppress_warnings = ["mystnb.unknown_mime_type"]   # widget state: the static page shows a still
 
 # myst-nb: the notebooks as committed, never executed.
 nb_execution_mode = "off"
