@@ -133,3 +133,19 @@ def test_bad_input_is_named():
     with pytest.raises(opalg.StateError, match="f_ext"):
         opalg.aba_derivatives(m, np.zeros(m.ndof), np.zeros(m.ndof), np.zeros(m.ndof), f_ext=np.zeros((2, 6)))
     assert EPS > 0
+
+
+@pytest.mark.verifies("E15", route="the O(n·N) branch (3N right-hand sides through the passes) vs complex step of aba")
+def test_E15_large_model_branch():
+    from opalg.algorithms.derivatives import SMALL_N
+
+    m = opalg.random_model(12, "tree", seed=12, joints="all")   # N = 24
+    assert m.ndof > SMALL_N
+    q, qd, _, fe = _state(m, 9)
+    tau = np.random.default_rng(9).normal(size=m.ndof)
+    M = opalg.crba(m, q)
+    tol = cond_tol(np.linalg.cond(M), K_SOLVE)
+    dq, dqd, dtau = opalg.aba_derivatives(m, q, qd, tau, f_ext=fe)
+    assert_close(dq, _cs_q(lambda x: opalg.aba(m, x, qd, tau, f_ext=fe), m, q), tol, "large dqdd_dq")
+    assert_close(dqd, _cs(lambda x: opalg.aba(m, q, x, tau, f_ext=fe), qd), tol, "large dqdd_dqd")
+    assert_close(dtau, np.linalg.inv(M), tol, "large dqdd_dtau vs dense inverse")

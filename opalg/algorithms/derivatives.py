@@ -28,7 +28,12 @@ from opalg.algorithms.aba import innovations_passes
 from opalg.algorithms.riccati import articulated
 from opalg.model.kinematics import Kinematics, body_kinematics, broadcast_batch, chunked
 from opalg.model.multibody import Model
-from opalg.spatial.vectors import cross_force, cross_motion
+from opalg.spatial.vectors import crf, crm, cross_force, cross_motion, skew
+
+
+#: Up to this many dofs aba_derivatives multiplies ℳ⁻¹ into −∂T (2N³ per state, faster in numpy for a
+#: robot arm); above it the 2N columns go through the innovations passes, O(n·N) per state.
+SMALL_N = 16
 
 
 def _prefix(rows: np.ndarray) -> np.ndarray:
@@ -37,6 +42,13 @@ def _prefix(rows: np.ndarray) -> np.ndarray:
     for i in range(1, rows.shape[-2]):
         out[..., i, :] = out[..., i - 1, :] + rows[..., i - 1, :]
     return out
+
+
+def _force_bar(f: np.ndarray) -> np.ndarray:
+    """The 6×6 matrix B with x ×* f = B x (x a motion, f = [n; F] a force): [[−ñ, −F̃], [−F̃, 0]]."""
+    n_, F_ = skew(f[..., :3]), skew(f[..., 3:])
+    top = np.concatenate([-n_, -F_], -1)
+    return np.concatenate([top, np.concatenate([-F_, bk.zeros(F_.shape, F_)], -1)], -2)
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
@@ -122,7 +134,7 @@ def tangent_rnea(model: Model, kin: Kinematics, qd, qdd, f_ext=None, gravity: bo
         dVk[..., o:o + nk, :] += own_V
         if wrt_qd:
             dVk[..., N + o:N + o + nk, :] += Sc
-        dak = dak + cross_motion(dVk, _rows(vJ))
+        dak = dak - dVk @ bk.mT(crm(vJ))                                # δV × v_J = −v_J × δV, as rows
         dak[..., o:o + nk, :] += own_a
         if wrt_qd:
             dak[..., N + o:N + o + nk, :] += rate_v
@@ -133,7 +145,9 @@ def tangent_rnea(model: Model, kin: Kinematics, qd, qdd, f_ext=None, gravity: bo
         f[k] = bk.mv(Mk, al[k]) + cross_force(V[k], MV)
         if f_ext is not None:
             f[k] = f[k] - f_ext[..., k, :]
-        df[k] = dal[k] @ bk.mT(Mk) + cross_force(dV[k], _rows(MV)) + cross_force(_rows(V[k]), dV[k] @ bk.mT(Mk))
+        # δV ×* MV + V ×* MδV = W δV with W = B(MV) + crf(V) M: one 6×6 matrix per state, not 2N cross products
+        W = _force_bar(MV) + crf(V[k]) @ Mk
+        df[k] = dal[k] @ bk.mT(Mk) + dV[k] @ bk.mT(W)
     rows = [None] * n
     for k in reversed(model.order):
         p, X, S, joint = model.parents[k], kin.Xup[k], kin.S[k], model.joints[k]
@@ -214,11 +228,16 @@ def _aba_derivatives(model: Model, q, qd, tau, f_ext=None, gravity: bool = True)
     b = kin.b if f_ext is None else [kin.b[k] - f_ext[..., k, :] for k in range(model.n)]
     qdd = innovations_passes(model, art, tau[..., None], kin.a, b).qdd[..., 0]
     dq, dqd = tangent_rnea(model, kin, qd, qdd, f_ext, gravity)
-    batch = dq.shape[:-2]
-    eye = bk.eye(N, dq, *art.P) + bk.zeros(batch + (N, N), dq, *art.P)
-    rhs = np.concatenate([-dq, -dqd, eye], -1)
-    sol = innovations_passes(model, art, rhs).qdd                        # ℳ⁻¹ [−∂T/∂θ, −∂T/∂θ̇, I] (E8)
-    return [sol[..., :N], sol[..., N:2 * N], sol[..., 2 * N:]]
+    like = (dq, *art.P)
+    eye = bk.eye(N, *like) + bk.zeros(dq.shape[:-2] + (N, N), *like)
+    if N > SMALL_N:       # O(n·N): the 3N right-hand sides [−∂T/∂θ, −∂T/∂θ̇, I] through the passes (E8)
+        sol = innovations_passes(model, art, np.concatenate([-dq, -dqd, eye], -1)).qdd
+        return [sol[..., :N], sol[..., N:2 * N], sol[..., 2 * N:]]
+    # Small N: ℳ⁻¹ from the passes on the N unit vectors, then one N×N by N×2N product per state,
+    # cheaper in numpy than 2N more right-hand sides through the passes (a 6×6 by 6×r product per body)
+    Minv = innovations_passes(model, art, eye).qdd
+    rest = Minv @ -np.concatenate([dq, dqd], -1)
+    return [rest[..., :N], rest[..., N:], Minv]
 
 
 def aba_derivatives(model: Model, q, qd, tau, f_ext=None,
@@ -233,7 +252,9 @@ def aba_derivatives(model: Model, q, qd, tau, f_ext=None,
         \frac{∂\ddot θ}{∂T} = ℳ^{-1} = (I − HψK)^* D^{-1}(I − HψK),
 
     with θ̈ from the ABA, the RNEA derivatives from the tangent recursion (E14) and ℳ⁻¹ applied
-    to the 3N right-hand sides by the innovations passes of E9 (no ℳ is formed or solved).
+    by the innovations passes of E8/E9 (no ℳ is formed or solved): to all 3N right-hand sides
+    (O(n·N)), or, up to :data:`SMALL_N` dofs, to the N unit vectors and then multiplied into the
+    2N columns of −∂T (2N³ per state, faster in numpy for an arm).
 
     **Free joints:** the configuration derivative is taken in the tangent space (column i is
     d/dε θ̈(integrate(model, q, ε e_i)), the body-frame twist, K8).
