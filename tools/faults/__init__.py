@@ -1,0 +1,1 @@
+"""Planted-fault testing of the suite (issue 37): the catalogue, its anchors and the runner."""
