@@ -87,6 +87,9 @@ def index_md(root: pathlib.Path, pages: list[str], instructor: bool) -> str:
            f"words a minute (technical text) plus {MINUTES_PER_CODE_CELL:g} minute per code cell, rounded "
            f"up to the minute. In all, about {sum(minutes.values())} minutes for {len(entries)} notebooks.",
            "", "## Reading order", ""]
+    if (root / "notebooks" / "README.md").exists():
+        out[-2:-2] = ["**How to work through the course**, do the exercises and check your answers: "
+                      "[](/notebooks/README).", ""]
     for i, e in enumerate(entries, 1):
         pre = ", ".join(f"[](notebooks/{p})" for p in e.get("prerequisites", [])) or "none"
         pre += f". Background: {e['background']}" if e.get("background") else ""
@@ -95,9 +98,11 @@ def index_md(root: pathlib.Path, pages: list[str], instructor: bool) -> str:
         out += [f"   - {o}" for o in e["objectives"]] + [""]
     guide = ["notebooks/README"] if (root / "notebooks" / "README.md").exists() else []   # the students' guide
     toc = [("Course", guide + [f"notebooks/{e['file'][:-6]}" for e in entries]), ("Reference", pages)]
-    if instructor:
-        toc.append(("Model answers", [f"docs/solutions/{p.stem}" for p in sorted((root / "docs/solutions").glob("*.md"))]))
     out += ["## Reference pages", ""] + [f"- [](/{p})" for p in pages] + [""]
+    if instructor:   # the lecturers' build only
+        answers = [f"docs/solutions/{p.stem}" for p in sorted((root / "docs/solutions").glob("*.md"))]
+        toc.append(("Model answers", answers))
+        out += ["## Model answers", ""] + [f"- [](/{p})" for p in answers] + [""]
     for caption, docs in toc:
         out += ["```{toctree}", ":hidden:", f":caption: {caption}", "", *docs, "```", ""]
     return "\n".join(out)
@@ -116,10 +121,13 @@ def stage(root: pathlib.Path, src: pathlib.Path, instructor: bool) -> None:
     for f in files:
         (src / f.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, src / f.relative_to(root))
-    # Every markdown page of docs/ (except the answers), then the README, contributors' page, ledger.
-    docs = sorted(str(p.relative_to(root))[:-3] for p in (root / "docs").rglob("*.md")
-                  if not p.is_relative_to(root / "docs" / "solutions"))
-    pages = docs + [n[:-3] for n in ("README.md", "CONTRIBUTING.md", "build/ledger/LEDGER.md") if (root / n).exists()]
+    # The README, every markdown page of docs/ but the answers (a folder after its parent's pages,
+    # its index first), the contributors' page, the ledger.
+    docs = sorted((p.relative_to(root) for p in (root / "docs").rglob("*.md")
+                   if not p.is_relative_to(root / "docs" / "solutions")),
+                  key=lambda p: (p.parts[:-1], p.stem != "index", p.stem))
+    pages = [n for n in ("README.md", *map(str, docs), "CONTRIBUTING.md", "build/ledger/LEDGER.md") if (root / n).exists()]
+    pages = [n[:-3] for n in pages]
     (src / "index.md").write_text(index_md(root, pages, instructor), encoding="utf-8")
 
 
