@@ -27,9 +27,10 @@ import numpy as np
 
 from opalg import _backend as bk
 from opalg.algorithms.aba import innovations_passes
-from opalg.model.kinematics import body_kinematics, check_state, chunked, overflow_guard
+from opalg.errors import StateError
+from opalg.model.kinematics import Kinematics, body_kinematics, check_state, chunked, overflow_guard
 from opalg.model.multibody import Model
-from opalg.algorithms.riccati import _riccati, check_passive
+from opalg.algorithms.riccati import Articulated, _riccati, check_passive
 
 
 def hybrid(model: Model, q, qd, tau, qdd, passive, f_ext=None,
@@ -97,8 +98,19 @@ def _hybrid(model: Model, q, qd, tau, qdd, passive, f_ext=None, gravity: bool = 
     return hybrid_on(model, kin, _riccati(model, q, kin, passive), tau, qdd, f_ext)
 
 
+def _own(model, kin, art, where: str) -> None:
+    """StateError unless ``art`` is a hybrid Articulated (and ``kin`` a Kinematics with rates)."""
+    if not isinstance(art, Articulated) or art.passive is None:
+        raise StateError(f"{where}: art must be the opalg.Articulated of opalg.articulated(model, q, passive=...), "
+                         f"got {type(art).__name__}")
+    if kin is not None and (not isinstance(kin, Kinematics) or kin.b is None):
+        raise StateError(f"{where}: kin must be the Kinematics of body_kinematics(model, q, qd), got {type(kin).__name__}")
+
+
 def hybrid_on(model: Model, kin, art, tau, qdd, f_ext=None) -> list:
-    """[q̈, τ] of :func:`hybrid` on given kinematics (with rates) and hybrid factors (no checks)."""
+    """[q̈, τ] of :func:`hybrid` on given kinematics (with rates) and hybrid factors (no checks of
+    the arrays; ``kin`` and ``art`` must be opalg's own, from body_kinematics and articulated)."""
+    _own(model, kin, art, "hybrid_on")
     passive = art.passive
     b = kin.b if f_ext is None else [kin.b[k] - f_ext[..., k, :] for k in range(model.n)]
     res = innovations_passes(model, art, tau[..., passive, None], kin.a, b, qdd_a=qdd[..., ~passive, None])
@@ -159,6 +171,7 @@ def reduced_inertia(model: Model, q, passive) -> np.ndarray:
 def unit_response(model: Model, art) -> tuple[np.ndarray, np.ndarray]:
     """(θ̈_p, T_a) of the G2 passes for θ̈_a = each unit vector, T_p = 0, a = b = 0: the columns
     of −ℳ_pp⁻¹ℳ_pa (N_p, N_a) and of R = ℳ_aa − ℳ_apℳ_pp⁻¹ℳ_pa (N_a, N_a) (G3)."""
+    _own(model, None, art, "unit_response")
     n_p, n_a = art.rows[0][-1].stop, art.rows[1][-1].stop
     res = innovations_passes(model, art, bk.zeros((n_p, n_a), *art.P), qdd_a=bk.eye(n_a, *art.P))
     return res.qdd, res.tau

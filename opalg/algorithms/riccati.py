@@ -43,6 +43,7 @@ import numpy as np
 from opalg import _backend as bk
 from opalg import opcount
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.model.kinematics import Kinematics, body_kinematics, check_state, overflow_guard
 from opalg.model.multibody import Model
 # The E12 tests; PIVOT_TOL stays importable from opalg.algorithms.riccati.
@@ -235,6 +236,8 @@ def check_passive(model: Model, passive) -> np.ndarray:
     StateError
         Naming the argument, its shape or the first entry that is not a boolean.
     """
+    if not hasattr(model, "ndof"):   # (a FlexModel is checked here too: it has ndof)
+        _validate.model(model, "")
     if isinstance(passive, str) or (isinstance(passive, np.ndarray) and passive.dtype.kind in "US"):
         raise StateError(f"passive must be a boolean mask (one entry per dof), got the string {passive!r}")
     try:

@@ -17,7 +17,8 @@ import warnings
 import numpy as np
 
 from opalg.algorithms.crba import crba
-from opalg.errors import StateError
+from opalg.errors import ModelError, StateError
+from opalg.model import _validate
 from opalg.model.kinematics import check_state
 from opalg.simulate import Trajectory, integrate
 from opalg.simulate._integrate import potential_energy, tau_at, tau_function
@@ -87,6 +88,9 @@ def simulate(system, q0, v0=None, t_span=None, tau=None, baumgarte=(10.0, 10.0),
     >>> sim.status, bool(sim.position_error.max() < 1e-8), sim.multipliers.shape[1] == sys.m
     ('completed', True, True)
     """
+    if not (hasattr(system, "model") and hasattr(system, "closures")):
+        raise ModelError(f"closed.simulate: system must be an opalg.closed.ClosedSystem, got "
+                         f"{_validate.describe(system)}")
     v0 = renamed("closed.simulate", old, {"qd0": "v0"}, v0=v0).get("v0")
     if v0 is None or t_span is None:
         raise StateError("closed.simulate: q0, v0 and t_span are required")

@@ -42,10 +42,10 @@ def _matrix(x, shape: tuple, what: str) -> np.ndarray:
 
     Strings are refused before anything could evaluate them (:func:`opalg._backend.asarray`).
     """
+    if np.iscomplexobj(x):                           # a cast would drop the imaginary part
+        raise ModelError(f"{what} must be real, got complex entries")
     try:
         a = bk.asarray(x, what, ModelError)
-        if a.dtype.kind == "c":                      # a cast would drop the imaginary part
-            raise ModelError(f"{what} must be real, got complex entries")
         if a.dtype != object:
             a = np.asarray(a, dtype=float)
     except (TypeError, ValueError):

@@ -16,6 +16,7 @@ import numpy as np
 
 from opalg import _backend as bk
 from opalg.errors import ModelError
+from opalg.model import _validate
 
 
 def numeric(x) -> np.ndarray | None:
@@ -247,6 +248,8 @@ def refuse_free(model, where: str, hint: str = "") -> None:
     ...
     opalg.errors.ModelError: quasi.simulate does not take free joints (body 0, joint 'joint0'); use opalg.floating.simulate
     """
+    if not hasattr(model, "joints"):
+        _validate.model(model, where)
     free = getattr(model, "free_bodies", None)
     if free is None:
         free = tuple(k for k, j in enumerate(model.joints) if getattr(j, "free", False))

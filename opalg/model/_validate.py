@@ -143,15 +143,18 @@ def spd(M, name: str, where: str = "", error: type[Exception] = StateError) -> n
 
 
 def model(x, where: str, name: str = "model", kind=None) -> object:
-    """``x`` if it is an :class:`opalg.Model` (or ``kind``), else a ModelError naming ``name``."""
-    from opalg.model.multibody import Model
-    kind = Model if kind is None else kind
-    if isinstance(x, kind):
+    """``x`` if it is an :class:`opalg.Model` (recognized by its attributes, so that this module
+    imports no model class) or an instance of ``kind``; else a ModelError naming ``name``."""
+    if kind is None:
+        if all(hasattr(x, a) for a in ("parents", "joints", "nq", "ndof")):
+            return x
+        label = "opalg.Model"
+    elif isinstance(x, kind):
         return x
-    parts = kind.__module__.split(".")
-    label = "opalg.Model" if kind is Model else ".".join(parts[:2] + [kind.__name__])
+    else:
+        label = ".".join(kind.__module__.split(".")[:2] + [kind.__name__])
     hint = " (a robot by name is not known: read its URDF with opalg.from_urdf)" \
-        if isinstance(x, str) and kind is Model else ""
+        if isinstance(x, str) and kind is None else ""
     raise ModelError(f"{where + ': ' if where else ''}{name} must be an {label}, got {describe(x)}{hint}")
 
 

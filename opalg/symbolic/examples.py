@@ -228,6 +228,9 @@ def draw_outlines(ax, outlines: dict, colours: dict | None = None, labels: dict 
     'platform B1'
     >>> plt.close(fig)
     """
+    if not isinstance(outlines, dict) or (colours is not None and not isinstance(colours, dict)):
+        raise StateError(f"draw_outlines: outlines (and colours) must be dicts {{body: ...}} as box_outlines gives, "
+                         f"got {type(outlines).__name__}")
     from matplotlib.patches import Polygon
 
     colours = COLOURS if colours is None else colours

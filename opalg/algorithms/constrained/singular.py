@@ -25,6 +25,7 @@ from opalg.algorithms.constrained.dense import conditioning
 from opalg.algorithms.constrained.passes import conditioning_passes
 from opalg.algorithms.crba import crba
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.simulate.integrate import Event, integrate
 
 __all__ = ["STOP_TOL", "feasibility_measure", "stop_event", "singular_time"]
@@ -183,8 +184,16 @@ def singular_time(rhs: Callable, measure: Callable, t_stop: float, x_stop, tol: 
     """
     from scipy.optimize import minimize_scalar
 
-    x_s = np.asarray(x_stop, dtype=float)
-    k = len(x_s) // 2 if nq is None else int(nq)
+    where = "singular_time"
+    for nm, f in (("rhs", rhs), ("measure", measure)):
+        if not callable(f):
+            raise StateError(f"{where}: {nm} must be callable, got {_validate.describe(f)}")
+    t_stop = _validate.real(t_stop, "t_stop", where)
+    tol = _validate.real(tol, "tol", where, positive=True)
+    x_s = _validate.array(x_stop, "x_stop", where)
+    if nq is not None:
+        nq = _validate.integer(nq, "nq", where, lo=1)
+    k = len(x_s) // 2 if nq is None else nq
     if x_s.ndim != 1 or not 0 < k or 2 * k > len(x_s):
         raise StateError(f"singular_time: x_stop must be a state [q; q̇; …] with nq = {k} configuration "
                          f"coordinates, got shape {x_s.shape}")
