@@ -45,7 +45,7 @@ def _check_names(model: Model) -> set:
         for what, s in (("body name", ln), ("joint name", jn)):
             _validate.xml_text(s, f"body {k}: {what}", "to_urdf")
             if not s:
-                raise ModelError(f"to_urdf: body {k}: the {what} is empty, and URDF needs a name")
+                raise ModelError(f"to_urdf: body {k}: the {what} {s!r} is empty, and URDF needs a name")
         for i in range(nd):
             written = [(links, ln if i == nd - 1 else f"{ln}_axis{i}", "link"),
                        (joints, jn if nd == 1 else f"{jn}_{i}", "joint")]
