@@ -29,6 +29,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -113,21 +114,20 @@ def stage(root: pathlib.Path, src: pathlib.Path, instructor: bool) -> None:
 
     Copies, not links: MyST resolves a relative link from the real path of its page.
     """
-    src.mkdir(parents=True)
-    files = [p for p in (root / "notebooks").glob("*.ipynb")] + [p for p in (root / "notebooks").glob("README.md")] + [p for p in (root / "figures").glob("*") if p.suffix != ".md"]
-    files += [p for p in (root / "docs").rglob("*") if p.is_file()
-              and (instructor or not p.is_relative_to(root / "docs" / "solutions"))]
-    files += [root / n for n in ("README.md", "CONTRIBUTING.md", "build/ledger/LEDGER.md") if (root / n).exists()]
+    answers = root / "docs" / "solutions"
+    files = [*(root / "notebooks").glob("*.ipynb"), *(root / "notebooks").glob("README.md"),
+             *(p for p in (root / "figures").glob("*") if p.suffix != ".md"),
+             *(p for p in (root / "docs").rglob("*") if p.is_file() and (instructor or not p.is_relative_to(answers))),
+             *(root / n for n in ("README.md", "CONTRIBUTING.md", "build/ledger/LEDGER.md") if (root / n).exists())]
     for f in files:
         (src / f.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, src / f.relative_to(root))
     # The README, every markdown page of docs/ but the answers (a folder after its parent's pages,
     # its index first), the contributors' page, the ledger.
-    docs = sorted((p.relative_to(root) for p in (root / "docs").rglob("*.md")
-                   if not p.is_relative_to(root / "docs" / "solutions")),
+    docs = sorted((p.relative_to(root) for p in (root / "docs").rglob("*.md") if not p.is_relative_to(answers)),
                   key=lambda p: (p.parts[:-1], p.stem != "index", p.stem))
-    pages = [n for n in ("README.md", *map(str, docs), "CONTRIBUTING.md", "build/ledger/LEDGER.md") if (root / n).exists()]
-    pages = [n[:-3] for n in pages]
+    pages = [n[:-3] for n in ("README.md", *map(str, docs), "CONTRIBUTING.md", "build/ledger/LEDGER.md")
+             if (root / n).exists()]
     (src / "index.md").write_text(index_md(root, pages, instructor), encoding="utf-8")
 
 
@@ -145,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     # Sphinx's source tree and cache, made anew each time: an incremental build would keep
     # pages (the sidebar, a resolved link) written against an older tree.
     work = out.with_name(out.name + "-sphinx")
-    for old in (work, out):
+    for old, mark in ((out, "objects.inv"), (work, "src")):
+        if old.exists() and any(old.iterdir()) and not (old / mark).exists():
+            print(f"build.py: {old} exists and is not a site this script built: not replaced", file=sys.stderr)
+            return 2
         if old.exists():
             shutil.rmtree(old)
     try:
@@ -158,7 +161,14 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", "-c", str(CONF),
            "-d", str(work / "doctrees"), *(["-t", "instructor"] if args.instructor else []),
            str(work / "src"), str(out)]
-    return subprocess.run(cmd, env={**os.environ, "PYTHONPATH": str(CONF)}).returncode
+    t0 = time.perf_counter()
+    status = subprocess.run(cmd, env={**os.environ, "PYTHONPATH": str(CONF)}).returncode
+    if status == 0:
+        pages = sum(1 for p in out.rglob("*.html") if not p.relative_to(out).parts[0].startswith("_"))
+        print(f"build.py: {pages} pages in {time.perf_counter() - t0:.0f} s; open {out / 'index.html'}"
+              f"{' (with the model answers)' if args.instructor else ''}")
+    return status
+
 
 if __name__ == "__main__":
     raise SystemExit(main())
