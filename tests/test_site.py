@@ -16,6 +16,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("site_build", ROOT / "tools" / "site" / "build.py")
 build = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(build)
+_spec = importlib.util.spec_from_file_location("opalg_site", ROOT / "tools" / "site" / "opalg_site.py")
+extension = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(extension)
 
 
 def test_syllabus_names_every_notebook_once():
@@ -88,3 +91,38 @@ def test_output_outside_build_is_refused(tmp_path, capsys):
     assert build.main(["--out", str(ROOT / "docs" / "site")]) == 2
     assert "under build/ or outside the repository" in capsys.readouterr().err
     assert not (ROOT / "docs" / "site").exists()
+
+
+def _html_output(html: str):
+    """A doctree holding one notebook HTML output, and a stand-in for Sphinx's app."""
+    from types import SimpleNamespace
+
+    from docutils import nodes
+    from docutils.utils import new_document
+
+    doctree = new_document("page")
+    doctree += nodes.raw("", html, format="html")
+    return doctree, SimpleNamespace(env=SimpleNamespace(docname="notebooks/09_x"))
+
+
+def test_animation_player_loses_its_cdn_link_only():
+    player = ('<link rel="stylesheet" href="https://cdnjs.cloudflare.com/ajax/libs/font-awesome/4.4.0/css/'
+              'font-awesome.min.css">\n<script language="javascript">var a = 1;</script>\n'
+              '<div class="animation"><img id="_anim_img"></div>')
+    doctree, app = _html_output(player)
+    extension._offline_outputs(app, doctree)
+    kept = doctree.children[0].astext()
+    assert "font-awesome" not in kept and "cdnjs" not in kept
+    assert kept.endswith('<img id="_anim_img"></div>')
+    assert '<script language="javascript">var a = 1;</script>' in kept
+
+
+@pytest.mark.parametrize("html", ['<script src="https://cdn.example.org/x.js"></script>',
+                                  '<img src="//example.org/x.png" alt="x">',
+                                  "<link rel='stylesheet' href='http://example.org/style.css'>"])
+def test_output_loading_from_the_network_stops_the_build(html):
+    from sphinx.errors import ExtensionError
+
+    doctree, app = _html_output("<p>output</p>" + html)
+    with pytest.raises(ExtensionError, match="notebooks/09_x: an output would load from the network"):
+        extension._offline_outputs(app, doctree)

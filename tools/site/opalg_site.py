@@ -7,9 +7,9 @@
   (``to_jshtml``) links Font Awesome from a CDN; that ``<link>`` is dropped (the theme bundles
   Font Awesome, which draws the player's buttons).  Any other remote ``<script>``, ``<link>``
   or ``<img>`` in an output stops the build.
-* A link to a repository file that is not a page of the site (source code, a benchmark; in the
-  students' site, a model answer) becomes plain text, marked as a repository path, instead of
-  MyST's dead ``#path`` link.  A link to a file the repository does not have stays an error.
+* A link to a repository file or folder that is not a page of the site (source code, a
+  benchmark; in the students' site, a model answer) becomes plain text, marked as a repository
+  path, instead of MyST's dead ``#path`` link.  A link to a file the repository does not have stays an error.
 * A notebook image keeps the alt text of its output's metadata (``{"image/png": {"alt": ...}}``,
   the notebook standard), which myst-nb reads only for the width and height.
 """
@@ -72,13 +72,11 @@ class RepositoryFileLinks(SphinxPostTransform):
                 continue
             target = node["reftarget"].partition("#")[0]
             path = posixpath.normpath(posixpath.join(here, target)) if target and "://" not in target else ""
-            if not path or path.startswith("../") or not (root / path).is_file():
+            if not path or path.startswith("../") or not (root / path).exists():
                 continue
             if posixpath.splitext(path)[0] in self.env.found_docs:
                 continue
-            text = nodes.inline("", "", *node.children, classes=["repository-file"])
-            text["names"] = []
-            node.replace_self(text)
+            node.replace_self(nodes.inline("", "", *node.children, classes=["repository-file"]))
 
 
 def setup(app):
