@@ -275,6 +275,51 @@ def test_students_site_has_no_answers(site):
     assert not [p for p in site_pages(out) if re.search(r'href="[^"]*solutions/', (out / p).read_text("utf-8"))]
 
 
+def notebook_links(nb_path: pathlib.Path) -> list[str]:
+    """The relative links written in a notebook's markdown cells (markdown and HTML links)."""
+    import json
+
+    links = []
+    for cell in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            text = "".join(cell["source"])
+            links += re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r"""href=["']([^"']+)["']""", text)
+    return [h for h in links if not re.match(r"[a-z]+:", h) and not h.startswith("#")]
+
+
+def test_notebook_links_reach_their_pages(site):
+    """Every relative link of every notebook is a link, on the notebook's page, to the page of
+    its target (a notebook or a markdown document; its #fragment on that page); a link to a
+    model answer is plain text in the students' site, never a link."""
+    import posixpath
+
+    _, out = site
+    problems, followed = [], 0
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        page = f"notebooks/{nb.stem}.html"
+        hrefs = set(re.findall(r'<a [^>]*href="([^"]+)"', (out / page).read_text(encoding="utf-8")))
+        for link in notebook_links(nb):
+            path, _, frag = link.partition("#")
+            target = posixpath.normpath(posixpath.join("notebooks", path))
+            if target.startswith("docs/solutions/"):
+                if [h for h in hrefs if "solutions/" in h]:
+                    problems.append(f"{page}: links a model answer ({link})")
+                continue
+            stem, ext = posixpath.splitext(path)
+            if ext not in (".md", ".ipynb"):
+                continue   # a repository file that is not a page: plain text on the site
+            want = stem + ".html" + (f"#{frag}" if frag else "")
+            if want not in hrefs:
+                problems.append(f"{page}: the notebook's link {link} is not a link to {want}")
+            elif not (out / posixpath.splitext(target)[0]).with_suffix(".html").is_file():
+                problems.append(f"{page}: {want} was not built")
+            elif frag and frag not in _ids(out, posixpath.splitext(target)[0] + ".html", {}):
+                problems.append(f"{page}: no #{frag} on {want}")
+            followed += 1
+    assert not problems, "\n".join(problems)
+    assert followed >= 16, followed   # every notebook links the notation table at least
+
+
 def test_search_works_offline(site, interactive_page):
     """Typed into the theme's search dialog (opened by its button), a query lists the pages
     that hold it."""
