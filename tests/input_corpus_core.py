@@ -17,6 +17,7 @@ import numpy as np
 
 import opalg
 from opalg import InfeasibleDirections, ModelError, StateError, URDFError  # noqa: F401
+from opalg.algebra.block_ops import BlockSparse, BlockTridiagonal, cyclic, thomas
 from opalg.model.urdf import to_urdf
 
 NAN, INF = float("nan"), float("inf")
@@ -243,6 +244,34 @@ CORE = {
                               Bad(lambda: opalg.aba_derivatives(M3, Z, Z, "tau"), StateError, r"\btau\b")],
     "opalg.linearize": [*bad_model(lambda m, *a: opalg.linearize(m, *a), Z, Z, Z),
                         Bad(lambda: opalg.linearize(M3, Z, NANV, Z), StateError, r"\bqd\b")],
+    # the block operators of opalg.algebra.block_ops (Fijany's A, Q, B, C)
+    "opalg.algebra.block_ops.BlockTridiagonal": [
+        Bad(lambda: BlockTridiagonal([np.eye(2), np.eye(2)], [np.ones((3, 3))], name="A"), StateError,
+            "BlockTridiagonal A: coupling blocks 0"),
+        Bad(lambda: BlockTridiagonal([np.full((2, 2), NAN)], []), StateError, "diagonal block 0.*non-finite"),
+        Bad(lambda: BlockTridiagonal([np.array([["a"]])], []), StateError, "diagonal block 0"),
+        Bad(lambda: BlockTridiagonal([np.ones(2)], []), StateError, "diagonal block 0"),
+        Bad(lambda: BlockTridiagonal([], []), StateError, "diagonal blocks"),
+        Bad(lambda: BlockTridiagonal([np.eye(2)], []).solve(np.ones(2), method="x"), StateError, "method"),
+        Bad(lambda: BlockTridiagonal([np.eye(2)], []).solve(np.ones(3)), StateError, "columns|shape"),
+    ],
+    "opalg.algebra.block_ops.BlockSparse": [
+        Bad(lambda: BlockSparse({(0, 0): np.ones((2, 2))}, [1], [1], name="Q"), StateError, r"BlockSparse Q: block \(0, 0\)"),
+        Bad(lambda: BlockSparse({(5, 0): np.ones((1, 1))}, [1], [1]), StateError, "block row i"),
+        Bad(lambda: BlockSparse({(0, 0): [[NAN]]}, [1], [1]), StateError, "non-finite"),
+        Bad(lambda: BlockSparse([np.eye(2)], [2], [2]), StateError, "blocks"),
+        Bad(lambda: BlockSparse({}, [1], [1]).block(0, -1), StateError, "block column j"),
+    ],
+    "opalg.algebra.block_ops.cyclic": [
+        Bad(lambda: cyclic(np.ones((3, 2, 2)), np.ones((3, 2, 2)), np.ones((2, 2, 2)), np.ones((3, 2, 1))),
+            StateError, r"cyclic: L has shape"),
+        Bad(lambda: cyclic(np.eye(2), None, None, None), StateError, r"cyclic: D")],
+    "opalg.algebra.block_ops.thomas": [
+        Bad(lambda: thomas(np.ones((3, 2, 2)), np.ones((2, 2, 2)), np.ones((2, 2, 2)), np.ones((3, 1, 1))),
+            StateError, r"thomas: b has shape")],
+    "opalg.algebra.block_ops.Operator": Exempt("the abstract base of the operator objects: built by opalg; its "
+                                               "block access is covered under opalg.operators"),
+    "opalg.algebra.block_ops.BCRTrace": RESULT,
     # classes and exceptions
     "opalg.Articulated": RESULT, "opalg.Innovations": RESULT, "opalg.LTDL": RESULT,
     "opalg.ModelError": EXC, "opalg.StateError": EXC, "opalg.URDFError": EXC, "opalg.OpalgError": EXC,

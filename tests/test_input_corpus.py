@@ -28,7 +28,7 @@ CORPUS = {**CORE, **TOPICS}
 #: The packages whose public names the corpus must cover.
 PACKAGES = ("opalg", "opalg.closed", "opalg.quasi", "opalg.fijany", "opalg.flex", "opalg.floating",
             "opalg.symbolic", "opalg.underactuated", "opalg.ider", "opalg.simulate",
-            "opalg.algorithms.constrained")
+            "opalg.algorithms.constrained", "opalg.algebra.block_ops")
 
 
 def public_names(module) -> dict:

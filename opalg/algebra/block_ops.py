@@ -20,6 +20,7 @@ import numpy as np
 from opalg import _backend as bk
 from opalg.algebra.operators import Operator, _join, _split
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.algebra.tridiag_solve import BCRTrace, cyclic, thomas
 
 
@@ -204,8 +205,19 @@ class BlockSparse(Operator):
     """
 
     def __init__(self, blocks: dict, rows: Sequence[int], cols: Sequence[int], name: str = "?"):
-        self.blocks = dict(blocks)
-        self.rows, self.cols, self.name = tuple(rows), tuple(cols), name
+        where = f"BlockSparse {name}"
+        if not isinstance(blocks, dict):
+            raise StateError(f"{where}: blocks must be a dict {{(i, j): array}}, got {type(blocks).__name__}")
+        self.rows = tuple(_validate.integer(r, "rows entry", where, lo=0) for r in rows)
+        self.cols = tuple(_validate.integer(c, "cols entry", where, lo=0) for c in cols)
+        self.name = name
+        self.blocks = {}
+        for key, b in blocks.items():
+            if not (isinstance(key, tuple) and len(key) == 2):
+                raise StateError(f"{where}: block key {key!r} must be a pair (i, j)")
+            i = _validate.index(key[0], len(self.rows), "block row i", where)
+            j = _validate.index(key[1], len(self.cols), "block column j", where)
+            self.blocks[i, j] = _block(b, f"block ({i}, {j})", where)
         for (i, j), b in self.blocks.items():
             if b.shape[-2:] != (self.rows[i], self.cols[j]):
                 raise StateError(f"BlockSparse {name}: block ({i}, {j}) has shape {b.shape}, "

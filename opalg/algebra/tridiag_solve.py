@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from opalg.errors import StateError
+
 
 @dataclass
 class BCRTrace:
@@ -61,6 +63,21 @@ def _pad_odd(D, L, U, b):
             np.concatenate([b, np.zeros(b.shape[:-3] + (1,) + b.shape[-2:], b.dtype)], -3))
 
 
+def _check(D, L, U, b, where: str) -> None:
+    """StateError unless D (..., n, m, m), L and U (..., n−1, m, m) and b (..., n, m, r) fit."""
+    arrs = {"D": D, "L": L, "U": U, "b": b}
+    for nm, a in arrs.items():
+        if not isinstance(a, np.ndarray) or a.ndim < 3:
+            raise StateError(f"{where}: {nm} must be an array (..., n, m, ·), got {type(a).__name__} "
+                             f"{getattr(a, 'shape', '')}")
+    n, m = D.shape[-3], D.shape[-1]
+    want = {"D": (n, m, m), "L": (max(n - 1, 0), m, m), "U": (max(n - 1, 0), m, m), "b": (n, m)}
+    for nm, a in arrs.items():
+        if a.shape[-3:-1] + ((a.shape[-1],) if nm != "b" else ()) != want[nm]:
+            raise StateError(f"{where}: {nm} has shape {a.shape}, expected (..., {', '.join(map(str, want[nm]))}"
+                             f"{', r' if nm == 'b' else ''}) for n = {n} blocks of size m = {m}")
+
+
 def cyclic(D, L, U, b, trace: BCRTrace | None = None) -> np.ndarray:
     r"""Solve the block tridiagonal system by block cyclic reduction (I3).
 
@@ -84,6 +101,7 @@ def cyclic(D, L, U, b, trace: BCRTrace | None = None) -> np.ndarray:
     >>> bool(np.allclose(A @ x.reshape(-1), np.ones(n * m))), tr.levels, tr.blocks
     (True, 4, [5, 3, 2, 1])
     """
+    _check(D, L, U, b, "cyclic")
     n = D.shape[-3]
     if trace is not None:
         trace.levels += 1
@@ -136,6 +154,7 @@ def thomas(D, L, U, b) -> np.ndarray:
     >>> thomas(D, L, L, np.array([[[1.0]], [[0.0]], [[1.0]]]))[..., 0, 0]
     array([1., 1., 1.])
     """
+    _check(D, L, U, b, "thomas")
     n = D.shape[-3]
     Dt, bt = [D[..., 0, :, :]], [b[..., 0, :, :]]
     for i in range(1, n):
