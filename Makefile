@@ -64,7 +64,7 @@ ledger: venv
 	rm -rf $(LEDGER)
 	OPALG_LEDGER=$(LEDGER)/records $(PY) -m pytest opalg tests -m verifies -q
 	$(PY) tools/ledger.py $(LEDGER)/records --out $(LEDGER)
-	$(PY) tools/site/build.py
+	$(PYCACHE) $(PY) tools/site/build.py
 
 # JupyterLab rooted at the repository (so a notebook's links to ../docs/ open), on notebook 01.
 # Classroom VMs and containers often run as root, where Jupyter wants --allow-root.
@@ -79,11 +79,11 @@ student: venv
 # The course site build/html/ (Sphinx + myst-nb, tools/site/): the committed notebooks as they
 # stand (nothing executed), docs/, the README; offline math and search; no model answers.
 html: venv
-	$(PY) tools/site/build.py
+	$(PYCACHE) $(PY) tools/site/build.py
 
 # The same site with the model answers (docs/solutions/), for lecturers: build/html-instructor/.
 html-instructor: venv
-	$(PY) tools/site/build.py --instructor
+	$(PYCACHE) $(PY) tools/site/build.py --instructor
 
 # The Ider panel alone (notebooks/panels/ider_panel.ipynb) in Voilà, on this machine only:
 # open the URL it prints (default port 8866; `make panel PORT=9000`); Ctrl-C stops it.  Voilà
