@@ -3,7 +3,7 @@
 
 Usage: ``python tools/ledger.py RECORDS [--out DIR]`` (``make ledger`` runs the tests marked
 ``verifies`` with ``OPALG_LEDGER=RECORDS`` first, then this, then the site build, which renders
-``DIR/LEDGER.md`` as the page ``ledger.html``).
+``build/ledger/LEDGER.md`` as the page ``build/ledger/LEDGER.html`` of ``build/html/``).
 
 ``RECORDS`` holds the JSON lines that ``tests/ledger.py`` wrote while the tests ran: one record
 per marked test, with its ids, routes, outcome, every comparison (error, tolerance and the
