@@ -12,10 +12,12 @@ that is not its file name (an animation's frames: the figure's ``role="img"`` la
 local link answers 200 and every ``#fragment`` exists on its page, no link to a model answer,
 no JavaScript error, no local file answered with an HTTP error (a MathJax font or extension).
 The previous/next links chain every page of the table of contents, notebooks in the syllabus's
-order.  Then: a search typed into the search dialog finds the articulated-body notebook offline;
-an animation's player draws its buttons and steps a frame; the students' build holds no answer
-page.  The checker is itself checked on copies of a page with one planted fault each
-(:data:`BROKEN`).  One Chromium page serves every page load.
+order.  Every relative link written in a notebook is, on its page, a link to its target's page.
+Then, in a second Chromium (clicks and typing): a search typed into the search dialog finds the
+articulated-body notebook offline; an animation's player draws its buttons and steps a frame.
+The students' build holds no answer page, no link to one, no answer in its search index.  The
+checker is itself checked on copies of a page with one planted fault each (:data:`BROKEN`).
+One Chromium page serves every page load of the checks.
 
 Without Chromium or Playwright the test is skipped, except with ``CI=true``, where it fails
 (``.ci/run`` installs Chromium).
@@ -41,8 +43,9 @@ from browser import launch, loopback_only, require_chromium_and_playwright
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGE_MS = 180_000   # generous: the slowest page typesets in a few seconds on a loaded machine
 
-#: The renderer composites on its main thread: these pages are loaded and read, never scrolled
-#: or animated (the few clicks below work without the compositor thread on static pages).
+#: The renderer composites on its main thread for the page checks: those pages are loaded and
+#: read, never scrolled, clicked or animated (Playwright's clicks time out without the compositor
+#: thread, so the search and the animation player get a browser of their own).
 STATIC_PAGE_ARGS = ["--disable-threaded-compositing"]
 
 # What the checks read from a page, in one round trip once MathJax is done: its recorded
