@@ -114,7 +114,7 @@ def test_E14_sympy_exact():
     arm = opalg.Model([-1, 0], [opalg.Joint("R", [0, 0, 1]), opalg.Joint(["P", "R"], [[1, 0, 0], [0, 1, 0]])],
                       [(np.eye(3), np.zeros(3)), (np.eye(3), np.array([1.0, 0.0, 0.0]))],
                       [(1.0, [0.5, 0, 0], np.diag([1, 2, 3])),
-                       (sp.Symbol("m2"), [0, sp.Rational(1, 3), 0], np.diag([2, 1, 1]))],
+                       (2.0, [0, sp.Rational(1, 3), 0], np.diag([2, 1, 1]))],
                       gravity=(0, -9.81, 0))
     th, thd, thdd = (np.array(sp.symbols(f"{c}1:4"), dtype=object) for c in "qva")
     tau = opalg.rnea(arm, th, thd, thdd)
