@@ -24,7 +24,7 @@ exclude_patterns = [] if tags.has("instructor") else ["docs/solutions/**"]  # no
 nb_execution_mode = "off"
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
-myst_heading_anchors = 4   # GitHub's heading slugs, so links like REFERENCE.md#3-identities resolve
+myst_heading_anchors = 4   # GitHub's heading slugs, so links like docs/REFERENCE.md#3-identities resolve
 myst_dmath_double_inline = True
 
 # Offline math: MathJax 3 (TeX input with every package, CommonHTML output with its own fonts,
