@@ -36,7 +36,7 @@ class Fault:
 
 #: The areas the catalogue must cover (issue 37, item 1).
 AREAS = ("spatial", "kinematics", "rnea", "crba", "riccati", "aba", "operators", "hybrid", "closed",
-         "quasi", "fijany", "flex", "floating", "symbolic", "ider")
+         "quasi", "fijany", "flex", "floating", "symbolic", "ider", "derivatives")
 
 T = "tests/"
 IDENT, INDEP, PROP, CORE, BATCH = (T + "test_identities.py", T + "test_independent.py", T + "test_property.py",
@@ -346,4 +346,91 @@ FAULTS: tuple[Fault, ...] = (
           "opalg.algorithms.constrained.passes:solve_passes",
           "WZ = W[:, -c:]", "WZ = W[:, :c]",
           (T + "test_constrained.py",)),
+    # ---------------------------------------------------------------- external forces (C9), in every route
+    Fault("aba_f_ext_sign", "aba",
+          "an external force entered with the wrong sign in the ABA, b(k) + f_ext(k): the push "
+          "pulls",
+          "C9 (ABA ∘ RNEA = id with f_ext; ℳq̈ + C = T + ΣJ*f_ext)", "opalg.algorithms.aba:aba",
+          "[kin.b[k] - f_ext[..., k, :] for k in range(model.n)]",
+          "[kin.b[k] + f_ext[..., k, :] for k in range(model.n)]",
+          (T + "test_faults_findings.py", PIN, T + "test_exactness.py")),
+    Fault("hybrid_f_ext_sign", "hybrid",
+          "an external force with the wrong sign in hybrid dynamics",
+          "C9 + G2 (hybrid vs the dense partitioned solve with f_ext)", "opalg.algorithms.hybrid:hybrid_on",
+          "[kin.b[k] - f_ext[..., k, :] for k in range(model.n)]",
+          "[kin.b[k] + f_ext[..., k, :] for k in range(model.n)]",
+          (T + "test_hybrid.py",)),
+    Fault("closed_f_ext_sign", "closed",
+          "an external force with the wrong sign in the closed-chain column passes",
+          "C9 + H5 (column passes vs the KKT solve with f_ext)", "opalg.closed.passes:column_passes",
+          "kin.b[k] - f_ext[..., k, :])", "kin.b[k] + f_ext[..., k, :])",
+          (T + "test_closed.py", T + "test_closed_fast.py")),
+    Fault("quasi_f_ext_sign", "quasi",
+          "an external force with the wrong sign in the dynamic form of ν̇",
+          "J5 (ν̇ from the innovations vs ν̇ from the ABA's θ̈, with f_ext)", "opalg.quasi.accel:dynamic_pass",
+          "b = b - f_ext[..., k, :]", "b = b + f_ext[..., k, :]",
+          (T + "test_quasi_accel.py",)),
+    # ---------------------------------------------------------------- more of the subtle ones
+    Fault("quasi_rates_transport_sign", "quasi",
+          "Ṗ(℘k) with the transport terms −crm(s)*P⁺ − P⁺crm(s) of the moving child frame "
+          "taken with the wrong sign",
+          "J6 (Ṗ, Ḋ, Ġ against the complex-step derivative along the motion)", "opalg.quasi.rates:rates_pass",
+          "(Ppd[k] - bk.mT(PpC) - PpC)", "(Ppd[k] + bk.mT(PpC) + PpC)",
+          (T + "test_quasi_rates.py", T + "test_quasi_accel.py")),
+    Fault("quasi_gravity_base_correction", "quasi",
+          "gravity as a base acceleration without the G*·ᵏX₀[0; g] correction of the non-root "
+          "bodies' ν̇ (the weight is not a body force then)",
+          "J5 (gravity_as='base' equals gravity_as='body')", "opalg.quasi.accel:dynamic_pass",
+          "w = w + g[k]", "w = w + 0 * g[k]",
+          (T + "test_quasi_accel.py",)),
+    Fault("multi_axis_cJ_order", "kinematics",
+          "the velocity-product term of a multi-axis joint with its factors in the wrong order, "
+          "c_J = Σ_{i<j} (S_jq̇_j) × (S_iq̇_i): the Coriolis term of a universal/spherical joint "
+          "with the wrong sign",
+          "K2 (multi-axis joint = chain of 1-dof joints), C4, Pinocchio", "opalg.model.joints:joint_velocity",
+          "cJ = cJ + cross_motion(cols[i], cols[j])", "cJ = cJ + cross_motion(cols[j], cols[i])",
+          (T + "test_joints.py", INDEP)),
+    Fault("helical_pitch_sign", "kinematics",
+          "the helical joint's axis [s; h s] with the pitch reversed while its transform "
+          "advances +h q: the motion subspace is not the derivative of the joint transform",
+          "K2 (S = d X_J/dq X_J⁻¹), C1b (velocities from pose rates)", "opalg.model.axes:Helical.local",
+          "return np.concatenate([s, s * h])", "return np.concatenate([s, -s * h])",
+          (T + "test_joints.py", INDEP)),
+    Fault("crba_world_prismatic_dropped", "crba",
+          "the common-frame CRBA forgets the linear part of prismatic and helical axes "
+          "(S⁰ = [A s_a; p × A s_a] only)",
+          "D8 vs the body-frame route, C3 on models with prismatic/helical joints",
+          "opalg.algorithms.crba_world:world_columns",
+          "            v += _times_const(A, S[:, 3:])", "            v += 0 * _times_const(A, S[:, 3:])",
+          (T + "test_crba_sparse.py", INDEP)),
+    Fault("closure_ground_gravity_leak", "closed",
+          "for a closure to the ground, the base acceleration −g left in the frame's α_e1 of the "
+          "free column: gravity enters the closure's acceleration constraint",
+          "H3/H5 (column passes vs the KKT solve under gravity)", "opalg.closed.passes:frame_rows",
+          "rel[..., 0] = rel[..., 0] - bk.mv(A, gravity_acc)", "rel[..., 0] = rel[..., 0] - 0 * bk.mv(A, gravity_acc)",
+          (T + "test_closed.py", T + "test_closed_fast.py")),
+    Fault("lambda_inv_root_not_nca", "operators",
+          "the operational-space inertia of two frames through the root instead of their nearest "
+          "common ancestor k_r ∧ k_s",
+          "F3/F5 (Λ⁻¹ = Jℳ⁻¹J* on trees)", "opalg.algorithms.operational:omega_frames",
+          "c = common[0]", "c = common[-1]",
+          (IDENT, T + "test_closed.py")),
+    Fault("momentum_root_transform", "floating",
+          "the subtree momentum of a root moved to the inertial frame with ʳX₀ instead of ʳX₀* "
+          "(a momentum moved as a velocity)",
+          "K10 (h₀ against Σ of the bodies' momenta)", "opalg.algorithms.momentum:spatial_momentum",
+          "sum(bk.mv(bk.mT(kin.Xup[r]), h[r]) for r in roots)", "sum(bk.mv(kin.Xup[r], h[r]) for r in roots)",
+          (T + "test_momentum.py", T + "test_floating.py")),
+    Fault("centroidal_moment_sign", "floating",
+          "the centroidal momentum moved from the origin to the mass centre with the wrong sign, "
+          "n_G = n₀ + c × F",
+          "K10 (A_G v = h_G; h_G conserved in free flight)", "opalg.algorithms.momentum:centroidal_momentum_matrix",
+          "n = A0[..., :3, :] - np.cross(", "n = A0[..., :3, :] + np.cross(",
+          (T + "test_momentum.py", T + "test_floating.py")),
+    Fault("derivatives_coriolis_tangent_dropped", "derivatives",
+          "the tangent Newton–Euler recursion without δV × v_J, the derivative of the Coriolis "
+          "term a(k) along the directions",
+          "E14 (∂T/∂θ, ∂T/∂θ̇ against the complex step of rnea)", "opalg.algorithms.derivatives:tangent_rnea",
+          "dak = dak - dVk @ bk.mT(crm(vJ))", "dak = dak - 0 * (dVk @ bk.mT(crm(vJ)))",
+          (T + "test_derivatives.py",)),
 )
