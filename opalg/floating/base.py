@@ -237,7 +237,6 @@ def generalized_jacobian(model: Model, q, body: int, point=None) -> np.ndarray:
     q = check_state(model, q, "q")
     if q.dtype == object:
         raise StateError("generalized_jacobian: q must be numeric (float or complex)")
-    body = _validate.index(body, model.n, "body", "generalized_jacobian")
     point = np.zeros(3) if point is None else _validate.array(point, "point", "generalized_jacobian", (3,))
     b, Xe = _frame_X(model, (body, point))
 
