@@ -22,7 +22,7 @@ H = 1e-5
 CD_TOL = Tol(1e-7, "central difference h = 1e-5: truncation h²|f‴|/6 ≈ 2e-11, rounding ε|f|/h ≈ 2e-11")
 
 
-def _f(m, q, v, tau, passive=None):
+def _f(m, q, v, tau):
     """ẋ's dynamics rows: q̈ = aba(q, v, τ)."""
     return opalg.aba(m, q, v, tau)
 
