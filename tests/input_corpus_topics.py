@@ -43,9 +43,6 @@ NONSYM = np.triu(np.ones((3, 3))) + np.eye(3)
 SPAN = (0.0, 0.01)
 Z3 = np.zeros(3)
 V4 = np.zeros(len(Q4))
-#: lqr.py is a colleague's work in progress (issue 35), outside issue 36's files: its argument
-#: checks are to come; these cases xfail strictly until they do.
-LQR_WIP = "opalg/underactuated/lqr.py (issue 35, in progress) does not check Q, R and ctl yet"
 
 
 def quiet(f, *args, **kw):
@@ -405,11 +402,9 @@ TOPICS = {
         Bad(lambda: ua.simulate(ACRO.model, ACRO.passive, lambda t, q, v: [0.0], q0=[NAN, 0], v0=A2, t_span=SPAN),
             StateError, "q0")],
     "opalg.underactuated.lqr": [
-        Bad(lambda: ua.lqr(ACRO.model, A2, A2, A2, np.eye(4), [[NAN]], passive=ACRO.passive), StateError, r"\bR\b",
-            known=LQR_WIP),
+        Bad(lambda: ua.lqr(ACRO.model, A2, A2, A2, np.eye(4), [[NAN]], passive=ACRO.passive), StateError, r"\bR\b"),
         Bad(lambda: ua.lqr("acrobot", A2, A2, A2, np.eye(4), [[1.0]], passive=ACRO.passive), ModelError, "model")],
-    "opalg.underactuated.lqr_controller": [Bad(lambda: ua.lqr_controller(ACRO.model, ACRO.passive, "ctl"), StateError, "ctl",
-                                               known=LQR_WIP)],
+    "opalg.underactuated.lqr_controller": [Bad(lambda: ua.lqr_controller(ACRO.model, ACRO.passive, "ctl"), StateError, "ctl")],
     "opalg.underactuated.check_state": [Bad(lambda: ua.check_state(M3, [NAN] * N3, "q"), StateError, r"\bq\b")],
     "opalg.underactuated.check_forces": [Bad(lambda: ua.check_forces(M3, np.zeros((2, 6)), "f_ext"), StateError, "f_ext")],
     "opalg.underactuated.check_passive": [Bad(lambda: ua.check_passive(M3, "abc"), StateError, "passive")],

@@ -11,6 +11,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from opalg import _backend as bk
 from opalg.algorithms.aba import aba
 from opalg.algorithms.linearize import linearize
 from opalg.algorithms.riccati import check_passive
@@ -44,8 +45,15 @@ def lqr(model: Model, q, qd, tau, Q, R, passive=None) -> LQR:
     q, qd, tau : array_like
         The operating point (one state); ``tau`` the forces of every dof there.
     Q : array_like, shape (2N, 2N)
+        Symmetric positive semidefinite state weight.
     R : array_like, shape (N_a, N_a)
+        Symmetric positive definite input weight (N_a active dofs).
     passive : array_like of bool, shape (N,), optional
+
+    Raises
+    ------
+    StateError
+        A weight of the wrong shape, non-finite, not symmetric or not (semi)definite, naming it.
 
     Examples
     --------
@@ -61,14 +69,33 @@ def lqr(model: Model, q, qd, tau, Q, R, passive=None) -> LQR:
     A, B = linearize(model, q, qd, tau, passive=passive)
     if A.ndim != 2:
         raise StateError("lqr takes one operating point (q, qd, tau without batch axes)")
-    Q, R = np.asarray(Q, dtype=float), np.atleast_2d(np.asarray(R, dtype=float))
     n2, m = B.shape
-    if Q.shape != (n2, n2) or R.shape != (m, m):
-        raise StateError(f"Q must be ({n2}, {n2}) and R ({m}, {m}), got {Q.shape} and {R.shape}")
+    Q, R = _weight(Q, "Q", n2, definite=False), _weight(R, "R", m, definite=True)
     S = solve_continuous_are(A, B, Q, R)
     K = np.linalg.solve(R, B.T @ S)
     return LQR(K, S, A, B, np.linalg.eigvals(A - B @ K), np.asarray(q, float), np.asarray(qd, float),
                np.asarray(tau, float))
+
+
+def _weight(W, name: str, size: int, definite: bool) -> np.ndarray:
+    """A weight matrix of LQR: real, finite, (size, size), symmetric; positive definite (R) or
+    semidefinite (Q).  StateError naming it otherwise."""
+    bk.check_no_strings(W, name, StateError)
+    try:
+        W = np.atleast_2d(np.asarray(W, dtype=float))
+    except (TypeError, ValueError):
+        raise StateError(f"lqr: {name} must be a real ({size}, {size}) matrix, got {W!r}") from None
+    if W.shape != (size, size):
+        raise StateError(f"lqr: {name} must be ({size}, {size}), got shape {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise StateError(f"lqr: {name} has a non-finite entry")
+    if not np.allclose(W, W.T, rtol=1e-12, atol=1e-12 * np.abs(W).max()):
+        raise StateError(f"lqr: {name} must be symmetric")
+    low = float(np.linalg.eigvalsh(W).min())
+    if (low <= 0) if definite else (low < -1e-12 * max(np.abs(W).max(), 1.0)):
+        raise StateError(f"lqr: {name} must be positive {'definite' if definite else 'semidefinite'} "
+                         f"(smallest eigenvalue {low:.3g})")
+    return W
 
 
 def lqr_controller(model: Model, passive, ctl: LQR) -> Callable:
@@ -89,6 +116,12 @@ def lqr_controller(model: Model, passive, ctl: LQR) -> Callable:
     True
     """
     mask = check_passive(model, passive)
+    if not isinstance(ctl, LQR):
+        raise StateError(f"lqr_controller: ctl must be the LQR that opalg.underactuated.lqr returns, "
+                         f"got {type(ctl).__name__}")
+    if ctl.K.shape != (int((~mask).sum()), 2 * model.ndof):
+        raise StateError(f"lqr_controller: ctl.K has shape {ctl.K.shape}, expected ({int((~mask).sum())}, "
+                         f"{2 * model.ndof}) for this model and passive mask")
 
     def controller(t, q, v):
         x = np.concatenate([difference(model, ctl.q, q), np.asarray(v) - ctl.qd])
