@@ -43,16 +43,18 @@ test: venv
 
 # The suite proves it can fail (issue 37): every planted SOA fault of tools/faults/catalogue.py,
 # in a scratch copy, must be caught by the tests chosen for it; prints the kill matrix.
+# FAULTS_ARGS="--source head" leaves uncommitted edits out; "--only NAME ..." runs a few.
 .PHONY: faults mutants
 faults: venv
-	$(PYCACHE) $(PY) tools/faults/run.py
+	$(PYCACHE) $(PY) tools/faults/run.py $(FAULTS_ARGS)
 
 # cosmic-ray's generic mutants over the core recursions, a seeded sample in a 15-minute budget
-# (MUTANTS_MINUTES=…); outside CI.  Installs the pinned [mutation] extra first.
+# (MUTANTS_MINUTES=…; MUTANTS_ARGS="--resume", "--recheck" or "--report"); outside CI.  Installs
+# the pinned [mutation] extra first.
 MUTANTS_MINUTES ?= 15
 mutants: venv
 	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e ".[mutation]"
-	$(PYCACHE) $(PY) tools/faults/mutants.py --minutes $(MUTANTS_MINUTES)
+	$(PYCACHE) $(PY) tools/faults/mutants.py --minutes $(MUTANTS_MINUTES) $(MUTANTS_ARGS)
 
 reproduce: venv
 	$(PYCACHE) $(PY) tools/reproduce.py

@@ -19,7 +19,8 @@ How it runs
   tree: colleagues' test runs must not see them), with the copy first on PYTHONPATH.
 * The mutants are taken in a seeded random order until the budget (``--minutes``, default 15)
   runs out, so a partial run is a uniform sample; the rest stay pending in the database, and a
-  second run (``--resume``) continues with them.
+  second run (``--resume``) continues with them; ``--recheck`` runs the survivors again (after a
+  test was added), ``--report`` only summarizes.
 * Each mutant runs the core test files below with ``-x``: a survivor is a mutant that none of
   them catches.
 
@@ -54,7 +55,9 @@ MODULES = ("opalg/algorithms/rnea.py", "opalg/algorithms/crba.py", "opalg/algori
 #: Cheapest-first, each run with -x: the identities, the independent routes, the reference values,
 #: the input checks and the operation counts of the recursions.
 TESTS = ("tests/test_core_values.py", "tests/test_identities.py", "tests/test_independent.py",
-         "tests/test_errors.py", "tests/test_input.py", "tests/test_batch.py", "tests/test_opcount.py")
+         "tests/test_errors.py", "tests/test_input.py", "tests/test_batch.py", "tests/test_opcount.py",
+         "tests/test_faults_findings.py", "tests/test_free_joint.py", "tests/test_urdf.py",
+         "tests/test_oracle_pinocchio.py", "tests/test_crba_sparse.py", "tests/test_hybrid.py")
 WORK = ROOT / "build" / "mutants"
 TIMEOUT = 120.0
 
@@ -129,7 +132,11 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--resume", action="store_true", help="continue the pending mutants of the last session")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--source", choices=("worktree", "head"), default="worktree",
+                    help="mutate a copy of the work tree (default) or of the last commit")
     ap.add_argument("--report", action="store_true", help="only summarize the last session")
+    ap.add_argument("--recheck", action="store_true",
+                    help="run the last session's survivors again (after tests were added or TESTS grew)")
     args = ap.parse_args(argv)
     from cosmic_ray.commands import init
     from cosmic_ray.work_db import WorkDB, use_db
@@ -140,11 +147,11 @@ def main(argv=None) -> int:
         return 0
     t0 = time.perf_counter()
     copies = [WORK / f"copy{i}" for i in range(max(1, args.jobs))]
-    files = repo_files(ROOT)
+    files = repo_files(ROOT) if args.source == "worktree" else None
     for c in copies:
         shutil.rmtree(c, ignore_errors=True)
         make_copy(ROOT, files, c)
-    if not args.resume:
+    if not (args.resume or args.recheck):
         db_path.unlink(missing_ok=True)
         cwd = os.getcwd()
         os.chdir(copies[0])          # mutation specs hold paths relative to the copy
@@ -165,7 +172,13 @@ def main(argv=None) -> int:
         print(base.stdout[-3000:], base.stderr[-2000:])
         raise SystemExit("the unmutated copy fails the mutants' tests")
     with use_db(str(db_path), WorkDB.Mode.open) as db:
-        pending = list(db.pending_work_items)
+        if args.recheck:
+            from cosmic_ray.work_item import TestOutcome
+
+            pending = [item for item, result in db.completed_work_items
+                       if result.test_outcome == TestOutcome.SURVIVED]
+        else:
+            pending = list(db.pending_work_items)
     random.Random(args.seed).shuffle(pending)
     print(f"{len(pending)} mutants pending; budget {args.minutes:g} min on {len(copies)} workers", flush=True)
     deadline = t0 + 60 * args.minutes

@@ -53,7 +53,14 @@ def repo_files(root: pathlib.Path) -> list[str]:
     return [f for f in out.split("\0") if f and (root / f).is_file()]
 
 
-def make_copy(root: pathlib.Path, files: list[str], dest: pathlib.Path) -> None:
+def make_copy(root: pathlib.Path, files: list[str] | None, dest: pathlib.Path) -> None:
+    """Copy ``files`` of the work tree into ``dest``; ``files=None``: the committed tree (HEAD)."""
+    if files is None:
+        dest.mkdir(parents=True, exist_ok=True)
+        tar = subprocess.run(["git", "archive", "--format=tar", "HEAD"], cwd=root, capture_output=True,
+                             check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+        return
     for f in files:
         d = dest / f
         d.parent.mkdir(parents=True, exist_ok=True)
@@ -178,6 +185,9 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the catalogue and exit")
     ap.add_argument("--json", type=pathlib.Path, default=ROOT / "build" / "faults" / "report.json")
     ap.add_argument("--no-sanity", action="store_true", help="skip the unmodified-copy run (development only)")
+    ap.add_argument("--source", choices=("worktree", "head"), default="worktree",
+                    help="copy the work tree as it is (default; a fresh clone in CI) or the last commit "
+                         "(leaves others' uncommitted edits out)")
     args = ap.parse_args(argv)
     faults = [f for f in FAULTS if not args.only or f.name in args.only]
     if args.only and len(faults) != len(set(args.only)):
@@ -187,7 +197,7 @@ def main(argv=None) -> int:
             print(f"{f.name:<36} {f.area:<10} {f.identity:<40.40} {f.target}")
         return 0
     t_start = time.perf_counter()
-    files = repo_files(ROOT)
+    files = repo_files(ROOT) if args.source == "worktree" else None
     status = 0
     # Fixed scratch folders (git-ignored build/), refreshed each run, and the venv's bytecode
     # cache (as `make test`): the copies' own .pyc files are then reused from run to run.
