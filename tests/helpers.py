@@ -331,3 +331,21 @@ def trig_identity_proved(expr) -> bool:
         if sp.expand(num) == 0:
             return True
     return False
+
+
+def relative_links(notebook) -> list[str]:
+    """The relative links of a notebook's markdown cells (Markdown and HTML forms), fragments
+    cut: what tests/test_links_lab.py and the Voilà test follow."""
+    import json
+    import pathlib
+    import re
+
+    links = []
+    for cell in json.loads(pathlib.Path(notebook).read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"])
+        for target in re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r'href="([^"]+)"', text):
+            if not re.match(r"[a-z][a-z0-9+.-]*:|#", target):
+                links.append(target.split("#")[0])
+    return links

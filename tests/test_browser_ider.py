@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from browser import launch, loopback_only, require_chromium_and_playwright, unavailable
+from helpers import relative_links
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = ROOT / "notebooks" / "panels" / "ider_panel.ipynb"
@@ -474,20 +475,6 @@ def test_a_closed_page_leaves_no_kernel(browser, voila_url, workdir):
                                           f"(kernels {_kernels(proc.pid)}, before {before})")
 
 
-def _relative_links(notebook: Path) -> list[str]:
-    """The relative links of a notebook's markdown cells (Markdown and HTML forms)."""
-    import json
-    links = []
-    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        text = "".join(cell["source"])
-        for target in re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r'href="([^"]+)"', text):
-            if not re.match(r"[a-z][a-z0-9+.-]*:|#", target):
-                links.append(target)
-    return links
-
-
 def test_every_notebook_link_reaches_its_target_in_voila(voila_url):
     """Voilà serves the repository as `make panel` does: from each notebook's page, each relative
     link resolves to the file it names.  A Markdown or image target is fetched (redirected to
@@ -499,8 +486,8 @@ def test_every_notebook_link_reaches_its_target_in_voila(voila_url):
     checked, bad = 0, []
     for nb in notebooks:
         page_url = f"{proc.base}/voila/render/{nb.relative_to(ROOT).as_posix()}"
-        for link in _relative_links(nb):
-            target = urllib.parse.urljoin(page_url, link.split("#")[0])
+        for link in relative_links(nb):
+            target = urllib.parse.urljoin(page_url, link)
             path = urllib.parse.unquote(urllib.parse.urlparse(target).path)
             if not path.startswith("/voila/render/"):
                 bad.append(f"{nb.name}: {link} -> {path} (outside what Voilà serves)")

@@ -22,22 +22,10 @@ import urllib.request
 from pathlib import Path, PurePosixPath
 
 import pytest
+from helpers import relative_links
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "opalg-links-test"
-
-
-def relative_links(notebook: Path) -> list[str]:
-    """The relative links of a notebook's markdown cells (Markdown and HTML forms), fragments cut."""
-    links = []
-    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        text = "".join(cell["source"])
-        for target in re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r'href="([^"]+)"', text):
-            if not re.match(r"[a-z][a-z0-9+.-]*:|#", target):
-                links.append(target.split("#")[0])
-    return links
 
 
 def lab_root() -> Path:
