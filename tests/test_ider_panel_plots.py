@@ -252,11 +252,34 @@ def test_moments_axis_of_a_real_infeasible_run_is_clipped_at_the_stop(stopped):
     assert lo <= r.tau[early].min() and r.tau[early].max() <= hi  # nothing before the tail is cut
     assert -400.0 < lo < -324.0 and r.tau[-1, 0] < -650.0 and r.tau[-1, 0] < 1.8 * lo  # the last is cut
     assert np.abs(stopped.ghost.tau).max() < -lo  # the ghost completed and fits inside
-    assert "clipped: peak $|T_1| = 692$" in ax.get_title()
+    notes = [t for t in ax.texts if t.get_gid() == "clip-note"]
+    assert len(notes) == 1 and "clipped: peak $|T_1| = 692$" in notes[0].get_text()
     # The displacements stay bounded at the stop: nothing of them is cut.
     dx = next(a for a in fig.axes if a.get_gid() == "displacements")
     d = np.rad2deg(r.q - r.q[0])
-    assert dx.get_ylim()[0] <= d.min() and d.max() <= dx.get_ylim()[1] and "clipped" not in dx.get_title()
+    assert dx.get_ylim()[0] <= d.min() and d.max() <= dx.get_ylim()[1]
+    assert not [t for t in dx.texts if t.get_gid() == "clip-note"]
+
+
+def test_no_title_or_note_is_cut_off_on_a_run_that_stops(stopped):
+    """With the panel's size and margins, every title and the clip note lie inside the figure."""
+    from matplotlib.figure import Figure
+    from opalg.ider.panel import PANEL_FIGSIZE, PANEL_MARGINS
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = Figure(figsize=PANEL_FIGSIZE)
+    FigureCanvasAgg(fig)
+    fig.subplots_adjust(**PANEL_MARGINS)
+    fig = draw(stopped, fig=fig, arm=False)
+    renderer = fig.canvas.get_renderer()
+    fig.draw(renderer)
+    box = fig.bbox
+    for ax in fig.axes:
+        for text in [ax.title] + [t for t in ax.texts if t.get_gid() == "clip-note"]:
+            e = text.get_window_extent(renderer)
+            assert box.x0 <= e.x0 and e.x1 <= box.x1 and box.y0 <= e.y0 and e.y1 <= box.y1, \
+                f"{ax.get_gid()}: {text.get_text()!r} reaches outside the figure ({e} vs {box})"
 
 
 # ---------------------------------------------------------------- the ghost
