@@ -15,6 +15,20 @@ should catch it, cheapest-first; ``make faults`` runs exactly these).
 
 Anchors sit on mathematical lines of the recursions, which refactors keep; input checks and
 bookkeeping are left alone.
+
+Faults that survived their first selection of tests (issue 37's closing note), and what catches
+them now:
+
+* ``crba_body_column_not_transported``, ``crba_subtree_off_by_one`` (test_identities and
+  test_crba_layout use the common-frame CRBA only): test_crba_sparse.py (frame="body" vs "world").
+* ``symbolic_recursive_transport_term`` (test_symbolic.py compares Kane and Lagrange only):
+  test_symbolic_free_root.py, the recursive bias against rnea with a prescribed root.
+* ``crba_world_prismatic_dropped`` (test_identities' models all have a multi-axis joint, which
+  sends the common-frame CRBA down its non-constant-subspace branch): test_crba_sparse.py,
+  test_independent.py.
+* ``aba_f_ext_sign`` (no identity-route test of the ABA with external forces; the Pinocchio
+  oracle and test_exactness caught it): tests/test_faults_findings.py, the ABA with f_ext on
+  trees against ℳ⁻¹(T + ΣJ*f − C).
 """
 
 from __future__ import annotations

@@ -17,6 +17,16 @@ and that every selected test file passes.  Then a kill matrix (fault × test fil
 failing test of each fault are printed; the exit status is 1 if any fault survived or is stale,
 or if the sanity step failed.  Two workers (``--jobs``) share the 2-core machine.
 
+Why not a mutation library for the catalogue: mutmut 3.8.1 has no way to state a mutation
+of one's own (its operators are built in), runs each mutant through trampolines that it does not
+put on decorated functions (every public recursion here is ``@chunked``), and selects tests by
+coverage rather than by the identity that should fail.  cosmic-ray 8.7.0 accepts new operators
+only as plugins registered by package entry points, one class per kind of change, addressed by
+occurrence number (which moves with every edit), and applies them to the file in place.  A
+named fault here is one exact snippet in one named function, which neither expresses; the
+runner above is small.  cosmic-ray does serve the generic sweep, ``make mutants``
+(:mod:`faults.mutants`).
+
 Usage::
 
     .venv/bin/python tools/faults/run.py [--jobs 2] [--only NAME ...] [--list] [--json PATH]
