@@ -37,6 +37,11 @@ SYS1 = TreeSystem([0], [Hinge(1)], [Body(1, (0.5, 0, 0), np.eye(3) * 0.1)])
 MASS = sp.Symbol("m", positive=True)
 SYSM = TreeSystem([0], [Hinge(1)], [Body(MASS, (1, 0, 0))])
 ACRO = ua.acrobot()
+
+
+def ACRO_LQR():
+    """The LQR of the upright Acrobot (for the swing_up_and_balance cases)."""
+    return ua.lqr(ACRO.model, [np.pi / 2, 0.0], A2, A2, np.eye(4), np.eye(1), ACRO.passive)
 BC = np.ones((1, 3))
 I3 = np.eye(3)
 NONSYM = np.triu(np.ones((3, 3))) + np.eye(3)
@@ -404,6 +409,14 @@ TOPICS = {
     "opalg.underactuated.lqr": [
         Bad(lambda: ua.lqr(ACRO.model, A2, A2, A2, np.eye(4), [[NAN]], passive=ACRO.passive), StateError, r"\bR\b"),
         Bad(lambda: ua.lqr("acrobot", A2, A2, A2, np.eye(4), [[1.0]], passive=ACRO.passive), ModelError, "model")],
+    "opalg.underactuated.mechanical_energy": [Bad(lambda: ua.mechanical_energy(ACRO.model, [NAN, 0.0], A2), StateError, r"\bq\b")],
+    "opalg.underactuated.energy_swing_controller": [
+        Bad(lambda: ua.energy_swing_controller(ACRO.model, ACRO.passive, 19.62, k3=-1.0), StateError, "k3"),
+        Bad(lambda: ua.energy_swing_controller(ACRO.model, [False, True], 19.62), StateError, "passive")],
+    "opalg.underactuated.swing_up_and_balance": [
+        Bad(lambda: ua.swing_up_and_balance(ACRO.model, ACRO.passive, A2, A2, SPAN, "ctl"), StateError, "ctl"),
+        Bad(lambda: ua.swing_up_and_balance(ACRO.model, ACRO.passive, A2, A2, SPAN, ACRO_LQR(), rho=5.0, rho_out=1.0),
+            StateError, "rho_out")],
     "opalg.underactuated.lqr_controller": [Bad(lambda: ua.lqr_controller(ACRO.model, ACRO.passive, "ctl"), StateError, "ctl")],
     "opalg.underactuated.check_state": [Bad(lambda: ua.check_state(M3, [NAN] * N3, "q"), StateError, r"\bq\b")],
     "opalg.underactuated.check_forces": [Bad(lambda: ua.check_forces(M3, np.zeros((2, 6)), "f_ext"), StateError, "f_ext")],
