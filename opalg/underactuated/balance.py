@@ -1,12 +1,11 @@
 r"""Swing the Acrobot up by energy shaping and catch it upright with the LQR of :func:`opalg.linearize`.
 
-docs/REFERENCE.md G3, G4 (the hybrid dynamics that realizes a collocated elbow acceleration) and
-E20 (the LQR).  The swing-up is the energy-based law of Xin and Kaneda ("Analysis of the
-energy-based swing-up control of the Acrobot", 2007) on the collocated partial feedback
-linearization of Spong (1995): with θ̈₂ = y commanded, the passive row ℳ₁₁θ̈₁ + ℳ₁₂y + b₁ = 0 gives
-the elbow torque τ₂ = m̄ y + h̄, m̄ = ℳ₂₂ − ℳ₁₂²/ℳ₁₁ > 0, h̄ = b₂ − ℳ₁₂b₁/ℳ₁₁, and the energy rate
-Ė = θ̇₂τ₂.  The catch is a switch to the LQR when the wrapped state enters a level set of its
-cost-to-go, located by a terminal :class:`opalg.simulate.Event`.
+docs/REFERENCE.md G2, G4 (collocated control is hybrid dynamics: the commanded elbow acceleration,
+the passive shoulder's and the elbow torque from the two O(n) passes), G3 (the inertia the elbow
+feels, m̄ = ℳ₂₂ − ℳ₁₂²/ℳ₁₁, in τ₂ = m̄θ̈₂ + h̄) and E20 (the LQR).  The swing-up pumps with Spong's
+law (:func:`swing_controller`), then shapes the energy on the collocated elbow (Spong 1995, "The swing
+up control problem for the Acrobot"); the catch is a switch to the LQR when the wrapped state enters a
+level set of its cost-to-go, located by a terminal :class:`opalg.simulate.Event`.
 """
 
 from __future__ import annotations
@@ -63,11 +62,11 @@ def energy_swing_controller(model: Model, passive, E_top: float, k1: float = 30.
 
     .. math:: \ddot θ_2 = -k_1θ_2 - k_2\dot θ_2 + k_3\,ū,\qquad ū = (E_{top} - E)\,\dot θ_1,
 
-    realized exactly by the hybrid dynamics (G3: the commanded elbow acceleration, the passive
+    realized exactly by the hybrid dynamics (G4: the commanded elbow acceleration, the passive
     shoulder's from ℳ₁₁θ̈₁ + ℳ₁₂θ̈₂ + b₁ = 0, the elbow torque τ₂ = m̄θ̈₂ + h̄ with
-    m̄ = ℳ₂₂ − ℳ₁₂²/ℳ₁₁).  The energy E = ½θ̇ᵀℳθ̇ + U (:func:`mechanical_energy`) changes at the
+    m̄ = ℳ₂₂ − ℳ₁₂²/ℳ₁₁, G3).  The energy E = ½θ̇ᵀℳθ̇ + U (:func:`mechanical_energy`) changes at the
     rate Ė = τ₂θ̇₂; with the elbow held near straight by the PD part, the elbow motion driven by ū
-    pumps energy in while E < E_top and out while E > E_top, so that the arm approaches the upright
+    pumps energy in while E < E_top and out while E > E_top (checked numerically, not proven), so that the arm approaches the upright
     homoclinic orbit of the straight arm (E = E_top, θ₂ = 0).  (Spong 1995 collocated linearization;
     the sign of ū is the one for opalg's angles, q₂ the elbow angle relative to link 1.)
 
@@ -114,7 +113,7 @@ def swing_up_and_balance(model: Model, passive, q0, v0, t_span, ctl: LQR, rho: f
                          t_eval=None, rtol: float = 1e-10, atol: float = 1e-10, max_switches: int = 100) -> Trajectory:
     r"""Swing the Acrobot up from hanging and balance it upright with the LQR ``ctl`` (E20).
 
-    Three laws on the collocated elbow (each realized by the hybrid dynamics, G3), in phases:
+    Three laws on the collocated elbow (each realized by the hybrid dynamics, G4), in phases:
 
     0. **pump**: Spong's law of :func:`swing_controller`, θ̈₂ = 50(−2 arctan θ̇₁ − θ₂) − 10θ̇₂,
        until E > E_top − ``pump_until`` (fast growth from rest, but it alone settles below the top);
