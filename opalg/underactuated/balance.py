@@ -149,6 +149,14 @@ def swing_up_and_balance(model: Model, passive, q0, v0, t_span, ctl: LQR, rho: f
     max_switches : int
         At most this many phases (a StateError beyond: the catch keeps failing).
 
+    Notes
+    -----
+    The energy-shaping phase is a tuned law, not a proven one: near notebook 10's start it contracts
+    onto the upright orbit (a 1e-3 rad change of the start leaves the catch time unchanged to 0.1 s),
+    but of the hanging starts θ = (−π/2 + δ, 0), δ in ±[0.01, 0.3], the defaults catch 16 of 24 within
+    25 s (δ within ±0.07 and near ±0.27 are not caught: the run stays in phase 1 or blows up, status
+    "failed"), and k3 = 6 instead of 5 catches none of them.  Retune for another arm or start.
+
     Returns
     -------
     Trajectory
