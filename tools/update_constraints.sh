@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 python3 -m venv "$tmp/venv"
 "$tmp/venv/bin/pip" install --quiet --upgrade pip
-"$tmp/venv/bin/pip" install --quiet uv -e ".[test,oracle,browser,site]"   # uv: the installer make uses
+"$tmp/venv/bin/pip" install --quiet uv -e ".[test,oracle,browser,site,mutation]"   # uv: the installer make uses; mutation: make mutants
 { sed -n '1,2p' constraints.txt; "$tmp/venv/bin/pip" freeze --exclude-editable | grep -vi '^opalg'; } > constraints.new
 mv constraints.new constraints.txt
 rm -rf "$tmp"
