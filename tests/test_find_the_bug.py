@@ -149,3 +149,13 @@ def test_bad_input_is_clear():
         find_the_bug.suspect("18.9")
     assert "expected a pair" in grade("18.2", 3).message
     assert "term must be one of" in grade("18.2", (1, "coriolis")).message
+
+
+def test_each_fault_narrows_a_catalogue_fault():
+    """The FAULT TABLE cites faults that exist in the mutation catalogue (read as text: tools/
+    is not importable from the package)."""
+    import pathlib
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "tools" / "faults" / "catalogue.py").read_text(encoding="utf-8")
+    for key, fault in find_the_bug.FAULTS.items():
+        assert f'Fault("{fault.catalogue}"' in text, f"{key}: no catalogue fault {fault.catalogue!r}"
