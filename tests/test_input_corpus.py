@@ -33,7 +33,7 @@ PACKAGES = ("opalg", "opalg.closed", "opalg.quasi", "opalg.fijany", "opalg.flex"
 
 def public_names(module) -> dict:
     """``{"pkg.name": object}``: the module's ``__all__``; without one, every attribute not starting
-    with "_" that is not a module, nor a name imported from outside opalg (typing, dataclasses)."""
+    with "_" that is not a module, nor a name that belongs to another package (typing, dataclasses)."""
     names = getattr(module, "__all__", None)
     if names is None:
         names = [n for n, v in vars(module).items()

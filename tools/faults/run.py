@@ -2,12 +2,12 @@ r"""``make faults``: plant every catalogued fault in a scratch copy and run the 
 
 For each :class:`~faults.catalogue.Fault` of :data:`~faults.catalogue.FAULTS`:
 
-1. the repository's files (tracked and untracked, not ignored) are copied once into a scratch
-   folder per worker; the fault's snippet is replaced inside its target function there
+1. each worker gets a scratch folder holding the repository's files (tracked and untracked,
+   not ignored), written once; the fault's snippet is replaced inside its target function there
    (:mod:`faults.anchor`: located by qualified name with ``ast``, exactly once, or the fault is
    *stale*: an error);
 2. pytest runs the fault's test files in that copy (cwd = the copy, PYTHONPATH = the copy first,
-   so its ``opalg`` is the one imported and not the editable install's), serially
+   so Python loads its ``opalg``, not the editable install's), serially
    (``-n 0 -p no:cacheprovider``); each file stops at its first failure (:mod:`faults_plugin`),
    which *kills* the fault;
 3. the original source is put back before the next fault.
@@ -234,7 +234,7 @@ def main(argv=None) -> int:
                                                       timeout=2 * TIMEOUT)
             bad = {f: v["first_failure"] for f, v in verdicts.items() if v.get("first_failure")}
             missing = sorted({file_of(f) for f in union} - set(verdicts))
-            print(f"sanity: opalg imported from the scratch copy; {len(union)} test files on the unmodified "
+            print(f"sanity: opalg loads from the scratch copy; {len(union)} test files on the unmodified "
                   f"copy in {dt:.0f} s: " + ("all pass" if not (bad or missing or timed_out) else "FAILED"))
             if bad or missing or timed_out:
                 for f, first in bad.items():
