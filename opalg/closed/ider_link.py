@@ -244,11 +244,9 @@ def simulate(task, motors: Sequence[int] | None, t_span=None, t_eval=None, n_out
     baumgarte : (a, b), optional
         As in :func:`ider_system`.
     kappa_min : float
-    method, rtol, atol, max_step
-        As in :func:`opalg.simulate.integrate`.
-    max_steps, wall_time : int, float or None
-        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
-        one that stalls, ends with status "failed" and the steps computed so far.
+    method, rtol, atol, max_step, max_steps, wall_time
+        As in :func:`opalg.simulate.integrate` (over a budget, or stalled, a run ends "failed"
+        with its steps).
 
     Returns
     -------

@@ -53,11 +53,8 @@ def base_reaction(model: Model, q0, joint_path: Callable, t, h=None, method: str
         Increasing sample times; the run starts at t[0].
     h : array_like, shape (6,), optional
         The momentum about the inertial origin, inertial axes (default 0: free flight from rest).
-    method, rtol, atol, max_step
+    method, rtol, atol, max_step, max_steps, wall_time
         As :func:`opalg.floating.simulate`.
-    max_steps, wall_time : int, float or None
-        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
-        one that stalls, ends with status "failed" and the steps computed so far.
 
     Returns
     -------

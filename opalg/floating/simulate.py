@@ -170,10 +170,9 @@ def simulate(model: Model, q0, v0, t_span, tau=None, gravity: bool = True, f_ext
         Include the model's gravity.
     f_ext : None, array (n, 6) or callable ``f_ext(t, q, v)``
         External forces as in :func:`opalg.aba` (C9).
-    method : {"DOP853", "RK45", "Radau", "BDF", "LSODA"} ; rtol, atol, max_step : float
-    max_steps, wall_time : int, float or None
-        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
-        one that stalls, ends with status "failed" and the steps computed so far.
+    method, rtol, atol, max_step, max_steps, wall_time
+        As in :func:`opalg.simulate.integrate` (over a budget, or stalled, a run ends "failed"
+        with its steps).
     t_eval : array_like, optional
         Output times within ``t_span`` (default: the accepted steps).
 

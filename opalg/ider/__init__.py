@@ -156,11 +156,9 @@ def simulate(A=None, t_span=_SPAN, inertia: str = "joint", gravity: float = 0.0,
         The solver :func:`opalg.simulate.integrate` steps.
     rtol, atol : float
         Integrator tolerances (0 < rtol < 1, atol > 0).
-    max_step : float
-        The largest step (> 0).
-    max_steps, wall_time : int, float or None
-        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
-        one that stalls, ends with status "failed" and the steps computed so far.
+    max_step, max_steps, wall_time
+        As in :func:`opalg.simulate.integrate` (over a budget, or stalled, a run ends "failed"
+        with its steps).
     stop_tol : float
         In (0, 1): the run stops (:func:`~opalg.algorithms.constrained.stop_event`) when the
         feasibility measure :func:`opalg.algorithms.constrained.conditioning` or

@@ -230,10 +230,7 @@ def simulate(system, q0, v0=None, t_span=None, springs=None, dampers=None, force
     forces, moments : applied loads at the mass centres, {j: 3-vector} in body coordinates
     tau : extra generalized force (sympy N x 1 in q, q̇, t; the paper's Q, the old keyword name)
     subs : values of remaining symbolic parameters
-    t_eval, method, rtol, atol, max_step : passed to :func:`opalg.simulate.integrate`
-    max_steps, wall_time : int, float or None
-        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
-        one that stalls, ends with status "failed" and the steps computed so far.
+    t_eval, method, rtol, atol, max_step, max_steps, wall_time : passed to :func:`opalg.simulate.integrate`
     bias_method : {"kane", "recursive", "lagrange"}
         how the bias is derived (:meth:`TreeSystem.bias`); "recursive" is the cheapest for
         deep trees

@@ -50,11 +50,9 @@ def simulate(model: Model, passive, controller: Callable, q0=None, v0=None, t_sp
         Output times within t_span (default: the accepted steps).
     passive_force : callable ``(t, q, v) -> (N_p,)``, optional
         Default zero (frictionless passive joints).
-    method, rtol, atol, max_step
-        As in :func:`opalg.simulate.integrate`.
-    max_steps, wall_time : int, float or None
-        The step and wall-clock budgets of :func:`opalg.simulate.integrate`: a run over budget, or
-        one that stalls, ends with status "failed" and the steps computed so far.
+    method, rtol, atol, max_step, max_steps, wall_time
+        As in :func:`opalg.simulate.integrate` (over a budget, or stalled, a run ends "failed"
+        with its steps).
 
     Returns
     -------
