@@ -17,7 +17,8 @@ True
 from opalg.flex import examples  # noqa: F401
 from opalg.flex.body import FlexBody
 from opalg.flex.dynamics import aba, crba, hybrid, rnea
+from opalg.flex.linearize import linearize
 from opalg.flex.model import FlexModel
 from opalg.flex.soa import FlexOperators, operators
 
-__all__ = ["FlexBody", "FlexModel", "FlexOperators", "aba", "crba", "hybrid", "operators", "rnea", "examples"]
+__all__ = ["FlexBody", "FlexModel", "FlexOperators", "aba", "crba", "hybrid", "linearize", "operators", "rnea", "examples"]
