@@ -15,12 +15,13 @@ from opalg.closed.assembly import Assembly
 from opalg.closed.closure import LoopClosure
 from opalg.closed.examples import four_bar, random_closed_system
 from opalg.closed.grasp import Grasp
+from opalg.closed.linearize import ClosedLinearization, linearize
 from opalg.closed.multiarm import MultiArm, MultiArmResult
 from opalg.closed.system import ClosedSystem, ForwardResult, RankDeficientWarning, solve_compliance
 
-__all__ = ["Assembly", "ClosedSystem", "ForwardResult", "Grasp", "LoopClosure", "MultiArm",
-           "MultiArmResult", "RankDeficientWarning", "four_bar", "random_closed_system",
-           "solve_compliance", "simulate"]
+__all__ = ["Assembly", "ClosedLinearization", "ClosedSystem", "ForwardResult", "Grasp", "LoopClosure",
+           "MultiArm", "MultiArmResult", "RankDeficientWarning", "four_bar", "linearize",
+           "random_closed_system", "solve_compliance", "simulate"]
 
 
 def __getattr__(name: str):
