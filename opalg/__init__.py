@@ -31,6 +31,7 @@ from opalg import algebra, algorithms, model, spatial  # noqa: F401
 from opalg.algorithms.aba import Innovations, aba, innovations_passes, minv, minv_diag, upsilon
 from opalg.algorithms.crba import composite_inertias, crba, mass_matrix_diag
 from opalg.algorithms.derivatives import aba_derivatives, rnea_derivatives
+from opalg.algorithms.derivatives_hybrid import HybridDerivatives, hybrid_derivatives
 from opalg.algorithms.hybrid import hybrid, reduced_inertia
 from opalg.algorithms.linearize import linearize
 from opalg.algorithms.ltdl import LTDL, ltdl, ltdl_solve
@@ -57,7 +58,7 @@ __all__ = [
     "serial_chain", "upsilon", "from_urdf", "URDFError", "OpalgError", "SingularConfigurationError",
     "InfeasibleDirections", "hybrid", "reduced_inertia", "mass_matrix_diag", "TreeSparse", "ltdl",
     "ltdl_solve", "LTDL", "FreeJoint", "integrate", "difference", "neutral",
-    "rnea_derivatives", "aba_derivatives", "linearize",
+    "rnea_derivatives", "aba_derivatives", "linearize", "hybrid_derivatives", "HybridDerivatives",
 ]
 
 #: Subpackages loaded on first attribute access: ``import opalg`` imports neither sympy

@@ -162,6 +162,13 @@ CORE = {
                                Bad(lambda: opalg.SpatialOperators(M3, NANV), StateError, r"\bq\b")],
     "opalg.hybrid": [*bad_model(opalg.hybrid, Z, Z, Z, Z, [True] + [False] * (N3 - 1)),
                      Bad(lambda: opalg.hybrid(M3, Z, Z, Z, Z, "a"), StateError, "passive")],
+    "opalg.hybrid_derivatives": [
+        *bad_model(opalg.hybrid_derivatives, Z, Z, Z, Z, [True] + [False] * (N3 - 1)),
+        Bad(lambda: opalg.hybrid_derivatives(M3, Z, Z, Z, Z, "a"), StateError, "passive"),
+        Bad(lambda: opalg.hybrid_derivatives(M3, Z, NANV, Z, Z, [True] * N3), StateError, r"\bqd\b"),
+        Bad(lambda: opalg.hybrid_derivatives(M3, Z, Z, Z, Z, [True] * N3, f_ext=np.zeros((1, 6))), StateError,
+            "f_ext")],
+    "opalg.HybridDerivatives": RESULT,
     "opalg.reduced_inertia": [*bad_model(opalg.reduced_inertia, Z, [True] + [False] * (N3 - 1)),
                               Bad(lambda: opalg.reduced_inertia(M3, Z, [9]), StateError, "passive")],
     "opalg.random_model": [

@@ -1,0 +1,158 @@
+"""hybrid_derivatives (docs/REFERENCE.md G6) against complex step of opalg.hybrid and the dense blocks.
+
+Complex step: every column is Im hybrid(x + i h e_j) / h with h = 1e-30 (configuration columns
+through ``opalg.integrate(model, q, i h e_j)``, the tangent space of a free joint), which runs only
+``opalg.hybrid`` on complex states — a route that never forms a derivative.  The dense route builds
+ℳ by the CRBA and solves with ℳ_pp by LU.
+
+Tolerance: k·cond(ℳ)·ε relative (``cond_tol``, cond computed in the test), k = 100 as for the ABA
+derivatives (docs/REFERENCE.md E15).  The passive rows go through ℳ_pp⁻¹, and cond(ℳ_pp) ≤ cond(ℳ)
+(a principal block's eigenvalues lie between ℳ's).  The active forces are not bounded by
+cond(ℳ_pp) alone: they add ℳ_ap-weighted terms computed with the whole tree's articulated inertias,
+whose rounding is that of the sweep over every body — measured up to 72·cond(ℳ_pp)·ε on a floating
+chain with masses over 10^±3 whose cond(ℳ) is 6.6e6, which is 0.006·cond(ℳ)·ε.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opalg
+
+from helpers import assert_close, cond_tol, make_model
+from hybrid_cases import scaled
+
+H = 1e-30
+K_SOLVE = 100
+
+
+def _model(kind: str, seed: int, floating: bool, ratio: float):
+    if floating:
+        m = opalg.random_model(6, "chain" if kind == "chain" else "tree", seed=seed, joints="all", floating=True)
+    else:
+        m = make_model(kind, 6, seed, joints="all")
+    if ratio:
+        m = scaled(m, 10.0 ** np.random.default_rng(800 + seed).uniform(-ratio, ratio, m.n))
+    return m
+
+
+def _state(m, seed):
+    rng = np.random.default_rng(seed)
+    q = opalg.integrate(m, opalg.neutral(m), rng.uniform(-np.pi, np.pi, m.nv))
+    M = opalg.crba(m, q)
+    scale = np.linalg.norm(M, 2)
+    return q, rng.normal(size=m.nv), scale * rng.normal(size=m.nv), rng.normal(size=m.nv), rng.normal(size=(m.n, 6))
+
+
+def _mask(m, seed):
+    """Random per-dof mask with at least one passive and one active dof; it splits multi-axis joints."""
+    rng = np.random.default_rng(900 + seed)
+    p = rng.random(m.nv) < 0.5
+    p[0], p[-1] = True, False
+    return p
+
+
+def _tol(m, q, p):
+    return cond_tol(np.linalg.cond(opalg.crba(m, q)), K_SOLVE)
+
+
+def _complex_step(m, q, qd, tau, qdd, p, fe):
+    """The eight derivatives of hybrid's outputs by complex step, in HybridDerivatives' order."""
+    eye = np.eye(m.nv)
+    cols = {"q": [opalg.hybrid(m, opalg.integrate(m, q, 1j * H * e), qd, tau, qdd, p, f_ext=fe) for e in eye],
+            "qd": [opalg.hybrid(m, q, qd + 1j * H * e, tau, qdd, p, f_ext=fe) for e in eye],
+            "tau": [opalg.hybrid(m, q, qd, tau + 1j * H * e, qdd, p, f_ext=fe) for e in eye],
+            "qdd": [opalg.hybrid(m, q, qd, tau, qdd + 1j * H * e, p, f_ext=fe) for e in eye]}
+    out = {}
+    for which, o in (("qdd", 0), ("tau", 1)):
+        for wrt, runs in cols.items():
+            out[f"d{which}_d{wrt}"] = np.stack([r[o].imag / H for r in runs], -1)
+    return out
+
+
+CASES = [(kind, seed, fl, ratio) for kind in ("chain", "tree", "relabeled") for seed in range(2)
+         for fl in (False, True) for ratio in (0.0, 3.0) if not (fl and kind == "relabeled")]
+
+
+@pytest.mark.verifies("G6", route="hybrid passes on 3N right-hand sides vs complex step of opalg.hybrid "
+                      "(integrate's body twist for free joints)")
+@pytest.mark.parametrize("kind,seed,floating,ratio", CASES)
+def test_G6_hybrid_derivatives_against_complex_step(kind, seed, floating, ratio):
+    m = _model(kind, seed, floating, ratio)
+    q, qd, tau, qdd, fe = _state(m, seed)
+    p = _mask(m, seed)
+    tol = _tol(m, q, p)
+    d = opalg.hybrid_derivatives(m, q, qd, tau, qdd, p, f_ext=fe)
+    ref = _complex_step(m, q, qd, tau, qdd, p, fe)
+    for name, value in ref.items():
+        assert_close(getattr(d, name), value, tol, f"{kind} {name}")
+
+
+@pytest.mark.verifies("G6", "G3", route="the blocks of G6 from the dense ℳ (CRBA) and an LU solve with ℳ_pp")
+@pytest.mark.parametrize("kind", ["chain", "tree", "relabeled"])
+def test_G6_blocks_against_dense_solve(kind):
+    m = _model(kind, 5, False, 2.0)
+    q, qd, tau, qdd, _ = _state(m, 5)
+    p = _mask(m, 5)
+    a = ~p
+    tol = _tol(m, q, p)
+    d = opalg.hybrid_derivatives(m, q, qd, tau, qdd, p)
+    M = opalg.crba(m, q)
+    Mpp, Mpa, Map, Maa = M[np.ix_(p, p)], M[np.ix_(p, a)], M[np.ix_(a, p)], M[np.ix_(a, a)]
+    assert_close(d.dqdd_dtau[np.ix_(p, p)], np.linalg.inv(Mpp), tol, "∂θ̈_p/∂T_p = ℳ_pp⁻¹")
+    assert_close(d.dtau_dtau[np.ix_(a, p)], Map @ np.linalg.inv(Mpp), tol, "∂T_a/∂T_p = ℳ_apℳ_pp⁻¹")
+    assert_close(d.dqdd_dqdd[np.ix_(p, a)], -np.linalg.solve(Mpp, Mpa), tol, "∂θ̈_p/∂θ̈_a")
+    assert_close(d.dtau_dqdd[np.ix_(a, a)], Maa - Map @ np.linalg.solve(Mpp, Mpa), tol, "Schur complement")
+    # the configuration rows: −ℳ_pp⁻¹ ∂R_p, with ∂R at the hybrid solution's θ̈ (E14) and a dense solve
+    qdd_h, _ = opalg.hybrid(m, q, qd, tau, qdd, p)
+    dR, dRd = opalg.rnea_derivatives(m, q, qd, qdd_h)
+    x_p = -np.linalg.solve(Mpp, np.concatenate([dR[p], dRd[p]], -1))
+    assert_close(np.concatenate([d.dqdd_dq[p], d.dqdd_dqd[p]], -1), x_p, tol, "∂θ̈_p/∂x by LU")
+    assert_close(np.concatenate([d.dtau_dq[a], d.dtau_dqd[a]], -1),
+                 np.concatenate([dR[a], dRd[a]], -1) + Map @ x_p, tol, "∂T_a/∂x by LU")
+    # the entries hybrid copies or ignores
+    assert np.array_equal(d.dqdd_dqdd[np.ix_(a, a)], np.eye(a.sum()))
+    assert np.array_equal(d.dtau_dtau[np.ix_(p, p)], np.eye(p.sum()))
+    assert not d.dqdd_dtau[:, a].any() and not d.dtau_dqdd[:, p].any()
+    assert not d.dqdd_dq[a].any() and not d.dtau_dq[p].any()
+
+
+@pytest.mark.verifies("G6", "E14", "E15", route="all passive = aba_derivatives, all active = rnea_derivatives and ℳ")
+def test_G6_limits():
+    m = _model("tree", 3, True, 1.0)
+    q, qd, tau, qdd, fe = _state(m, 3)
+    N = m.nv
+    tol = cond_tol(np.linalg.cond(opalg.crba(m, q)), K_SOLVE)
+    d = opalg.hybrid_derivatives(m, q, qd, tau, qdd, np.ones(N, bool), f_ext=fe)
+    for got, want, name in zip((d.dqdd_dq, d.dqdd_dqd, d.dqdd_dtau), opalg.aba_derivatives(m, q, qd, tau, f_ext=fe),
+                               ("dq", "dqd", "dtau")):
+        assert_close(got, want, tol, f"all passive: {name}")
+    d = opalg.hybrid_derivatives(m, q, qd, tau, qdd, np.zeros(N, bool), f_ext=fe)
+    dq, dqd = opalg.rnea_derivatives(m, q, qd, qdd, f_ext=fe)
+    assert_close(d.dtau_dq, dq, tol, "all active: dtau_dq")
+    assert_close(d.dtau_dqd, dqd, tol, "all active: dtau_dqd")
+    assert_close(d.dtau_dqdd, opalg.crba(m, q), tol, "all active: ∂T/∂θ̈ = ℳ")
+
+
+@pytest.mark.verifies("G6", route="batched call vs one call per state")
+def test_G6_batched():
+    m = opalg.random_model(4, "tree", seed=6, joints="all")
+    rng = np.random.default_rng(6)
+    q, qd, tau, qdd = rng.normal(size=(4, 3, m.ndof))
+    p = _mask(m, 6)
+    batch = opalg.hybrid_derivatives(m, q, qd, tau, qdd, p)
+    for i in range(3):
+        one = opalg.hybrid_derivatives(m, q[i], qd[i], tau[i], qdd[i], p)
+        tol = _tol(m, q[i], p)
+        for name, a, b in zip(one._fields, batch, one):
+            assert_close(a[i], b, tol, f"batched {name}")
+
+
+def test_bad_input_is_named():
+    m = opalg.random_model(3, seed=0)
+    z = np.zeros(m.ndof)
+    with pytest.raises(opalg.StateError, match="passive"):
+        opalg.hybrid_derivatives(m, z, z, z, z, [True])
+    with pytest.raises(opalg.StateError, match=r"\bqdd\b"):
+        opalg.hybrid_derivatives(m, z, z, z, np.full(m.ndof, np.nan), np.ones(m.ndof, bool))
