@@ -98,6 +98,32 @@ def test_E20_lqr_holds_the_acrobot_upright():
     assert np.all(run.tau[:, 0] == 0.0)
 
 
+def test_lqr_controller_wraps_revolute_errors_only():
+    """A cart (prismatic, active) carrying a pole (revolute, passive), balanced upright: a pole
+    that has turned ±2π is at the same equilibrium and gets the same acceleration command, while
+    the cart's translation is not periodic and 2π of it is a real error (the linear law's −K x)."""
+    cart = opalg.Model([-1, 0], [opalg.Joint("P", [1, 0, 0]), opalg.Joint("R", [0, 0, 1])],
+                       [(np.eye(3), np.zeros(3)), (np.eye(3), np.zeros(3))],
+                       [(1.0, [0, 0, 0], np.eye(3) * 0.01), (0.5, [0.5, 0, 0], np.eye(3) * 0.02)],
+                       gravity=(0, -9.81, 0))
+    passive = np.array([False, True])
+    up = np.array([0.0, np.pi / 2])
+    ctl = ua.lqr(cart, up, np.zeros(2), np.zeros(2), np.eye(4), np.eye(1), passive)
+    f = ua.lqr_controller(cart, passive, ctl)
+    v = np.array([0.1, -0.2])
+    q = up + np.array([0.05, 0.03])
+    turn = np.array([0.0, 2 * np.pi])
+    tol = Tol(1e-12, "the same arithmetic on angles that differ by 2π: rounding of 2π ≈ 1e-15 times |K|")
+    for k in (-1, 1):
+        assert_close(f(0.0, q + k * turn, v), f(0.0, q, v), tol, f"pole turned {k:+d}·2π")
+    shifted = f(0.0, q + np.array([2 * np.pi, 0.0]), v)
+    T = np.zeros(2)
+    T[0] = -(ctl.K @ np.concatenate([q + np.array([2 * np.pi, 0.0]) - up, v]))[0]
+    assert_close(shifted, opalg.aba(cart, q + np.array([2 * np.pi, 0.0]), v, T)[:1],
+                 Tol(1e-12, "one ABA of the same torque, computed twice"), "cart shifted 2π: not wrapped")
+    assert abs(shifted[0] - f(0.0, q, v)[0]) > 1.0
+
+
 def test_linearize_bad_input():
     m, passive = ua.acrobot()
     with pytest.raises(opalg.StateError, match="passive"):

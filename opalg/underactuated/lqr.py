@@ -103,7 +103,10 @@ def lqr_controller(model: Model, passive, ctl: LQR) -> Callable:
 
     The torque u = ū − K[difference(q̄, q); v − v̄] on the active dofs (the passive ones keep ū)
     is turned into the active accelerations it produces, θ̈ = ABA(q, v, T) (E9); the simulation's
-    hybrid dynamics then returns the same torque in its ``tau``.
+    hybrid dynamics then returns the same torque in its ``tau``.  The error of every revolute
+    axis is wrapped to [−π, π): an arm that has turned a full revolution is at the same
+    equilibrium, and its gain must not see 2π of error (prismatic and helical axes are not
+    periodic and are not wrapped; a free joint's difference is already its tangent).
 
     Examples
     --------
@@ -114,6 +117,8 @@ def lqr_controller(model: Model, passive, ctl: LQR) -> Callable:
     >>> f = underactuated.lqr_controller(model, passive, ctl)
     >>> bool(abs(f(0.0, np.array([np.pi / 2, 0.0]), np.zeros(2))[0]) < 1e-12)   # at the equilibrium: θ̈ = 0
     True
+    >>> bool(abs(f(0.0, np.array([np.pi / 2 + 2 * np.pi, -2 * np.pi]), np.zeros(2))[0]) < 1e-9)  # a turn later
+    True
     """
     mask = check_passive(model, passive)
     if not isinstance(ctl, LQR):
@@ -123,8 +128,15 @@ def lqr_controller(model: Model, passive, ctl: LQR) -> Callable:
         raise StateError(f"lqr_controller: ctl.K has shape {ctl.K.shape}, expected ({int((~mask).sum())}, "
                          f"{2 * model.ndof}) for this model and passive mask")
 
+    periodic = np.zeros(model.ndof, bool)
+    for k, joint in enumerate(model.joints):
+        if not joint.free:
+            periodic[model.dof_slice[k]] = [kind == "R" for kind in joint.kinds]
+
     def controller(t, q, v):
-        x = np.concatenate([difference(model, ctl.q, q), np.asarray(v) - ctl.qd])
+        dq = difference(model, ctl.q, q)
+        dq[..., periodic] = (dq[..., periodic] + np.pi) % (2 * np.pi) - np.pi
+        x = np.concatenate([dq, np.asarray(v) - ctl.qd])
         T = ctl.tau.copy()
         T[~mask] = T[~mask] - ctl.K @ x
         return aba(model, q, v, T)[~mask]
