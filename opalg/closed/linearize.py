@@ -159,7 +159,8 @@ def linearize(system: ClosedSystem, q, qd, tau, passive=None, tol: float = 1e-8)
     Tm = np.concatenate([Tq, Tv], 0)
     Tp = np.zeros((2 * k, 2 * N))
     Tp[:k, :N], Tp[k:, N:] = Z.T, Z.T
-    A = np.concatenate([Tp[:k, :N] @ Tv, Z.T @ dqdd], 0)     # top rows: Zᵀδθ̇ = [0, I]
+    top = np.concatenate([np.zeros((k, k)), np.eye(k)], 1)   # Zᵀδθ̇ of T's columns: ZᵀG_c⁺ = 0, ZᵀZ = I
+    A = np.concatenate([top, Z.T @ dqdd], 0)
     B = np.concatenate([np.zeros((k, cols.shape[1] - 2 * k)), Z.T @ cols[:, 2 * k:]], 0)
     f0 = Tp @ np.concatenate([qd, qdd])
     return ClosedLinearization(A, B, Tm, Tp, f0, r)
