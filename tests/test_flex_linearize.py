@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sympy as sp
 
 import opalg
 from opalg import flex
@@ -208,3 +209,13 @@ def test_flex_linearize_bad_input():
         flex.linearize(fm, z, z, z, passive=[1, 0, 1, 0])
     with pytest.raises(StateError, match="gravity"):
         flex.linearize(fm, z, z, z, gravity="no")
+    with pytest.raises(StateError, match=r"\bx\b.*sympy"):
+        flex.linearize(fm, sp.symbols("a0:4"), z, z)
+    with pytest.raises(StateError, match=r"flex\.linearize.*overflow.*\bv\b"):
+        flex.linearize(fm, z, np.full(fm.ndof, 1e200), z)
+    b = fm.bodies[0]
+    k = sp.Symbol("k", positive=True)
+    sym = flex.FlexModel([-1], fm.joints[:1], fm.placements[:1],
+                         [flex.FlexBody(b.hub, b.node_positions, b.node_inertias, b.Phi, b.Psi, K=[[k]])])
+    with pytest.raises(ModelError, match=r"\bfm\b.*sympy"):
+        flex.linearize(sym, np.zeros(2), np.zeros(2), np.zeros(2))

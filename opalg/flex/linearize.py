@@ -14,8 +14,13 @@ from opalg.algorithms.riccati import check_passive
 from opalg.errors import ModelError, SingularConfigurationError, StateError
 from opalg.flex.dynamics import _public, aba, crba, rnea
 from opalg.model import _validate
+from opalg.model.kinematics import _check_result
 
 __all__ = ["linearize"]
+
+# The recursions without their public wrappers: an overflow inside is then reported by
+# flex.linearize's own guard, naming it and its inputs.
+_aba, _crba, _rnea = aba.__wrapped__, crba.__wrapped__, rnea.__wrapped__
 
 #: Complex step: ∂f/∂x_j = Im f(x + i h e_j) / h − O(h²) with no subtraction, so any tiny h is
 #: exact to rounding; 1e-30 keeps h²·|f‴| far below ε for any state and stiffness of interest.
@@ -108,16 +113,18 @@ def linearize(fm, x, v, tau, passive=None, gravity: bool = True) -> tuple[np.nda
     x, v, tau = _real_state(fm, x, "x"), _real_state(fm, v, "v"), _real_state(fm, tau, "tau")
     mask = None if passive is None else check_passive(fm, passive)
     N = fm.ndof
-    xdd = aba(fm, x, v, tau, gravity)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        xdd = _aba(fm, x, v, tau, gravity)
+    _check_result("flex.linearize", xdd, {"x": x, "v": v, "tau": tau})   # ẍ overflowed: say so here
     try:
-        L = np.linalg.cholesky(crba(fm, x))
+        L = np.linalg.cholesky(_crba(fm, x))
     except np.linalg.LinAlgError:
         raise SingularConfigurationError("flex.linearize: the mass matrix is not positive definite at x") from None
     E = 1j * H_CS * np.eye(N)
     dT = np.empty((N, 2 * N))
     for j in range(N):
-        dT[:, j] = rnea(fm, x + E[j], v, xdd, gravity).imag / H_CS                   # ∂T/∂x_j
-        dT[:, N + j] = rnea(fm, x, v + E[j], xdd, gravity).imag / H_CS               # ∂T/∂ẋ_j
+        dT[:, j] = _rnea(fm, x + E[j], v, xdd, gravity).imag / H_CS                   # ∂T/∂x_j
+        dT[:, N + j] = _rnea(fm, x, v + E[j], xdd, gravity).imag / H_CS               # ∂T/∂ẋ_j
     rhs = np.concatenate([-dT, np.eye(N)], axis=1)
     sol = np.linalg.solve(L.T, np.linalg.solve(L, rhs))                             # ℳ⁻¹[−∂T, I]
     A = np.zeros((2 * N, 2 * N))
