@@ -180,6 +180,48 @@ def test_H11_against_differences_of_forward_and_the_kkt(name):
     assert_close(JT, lin0.T @ lin0.A, CD, "JT = TA at an equilibrium (J by central differences)")
 
 
+def _chart_inverse(sys, qbar, qdbar, Z, xi):
+    """x(ξ): the manifold point with Zᵀ(q − q̄) = a, e(q) = 0 (Newton on [e; Zᵀ(q − q̄) − a], square
+    when G_c has full row rank) and G_cθ̇ = 0, Zᵀ(θ̇ − θ̇̄) = b — the chart's inverse, built here
+    from e(q) and G_c alone."""
+    k = Z.shape[1]
+    a, b = xi[:k], xi[k:]
+    q = qbar + Z @ a
+    for _ in range(30):
+        F = np.concatenate([sys.constraint_error(q), Z.T @ (q - qbar) - a])
+        if np.abs(F).max() < 1e-15:
+            break
+        q = q - np.linalg.solve(np.vstack([sys.jacobian(q), Z.T]), F)
+    qd = np.linalg.solve(np.vstack([sys.jacobian(q), Z.T]), np.concatenate([np.zeros(sys.m), Z.T @ qdbar + b]))
+    return q, qd
+
+
+@pytest.mark.verifies("H11", route="A vs central differences of the motion in the chart ξ = T⁺(x − x̄), "
+                      "points on the manifold by Newton on e(q) (θ̇ ≠ 0)")
+@pytest.mark.parametrize("name", ["four_bar", "tree2", "chain2"])
+def test_H11_A_is_the_motion_in_the_chart(name):
+    """F(ξ) = T⁺[θ̇; θ̈](x(ξ)) is the motion written in the chart (T⁺ read off the result: only Z is
+    used); its Jacobian at 0 must be A.  This checks T (the −G_c⁺∂(G_cθ̇)Z block) and A together,
+    off equilibrium.  Central differences in ξ with h = 1e-4: truncation h²|F‴|/6, Newton residual
+    1e-15/h ≈ 1e-11; the tolerance CD as above (measured ≤ 3e-8)."""
+    sys, q = _case(name)
+    N = sys.model.ndof
+    rng = np.random.default_rng(50 + CASES.index(name))
+    k = N - sys.m
+    qd = np.linalg.svd(sys.jacobian(q))[2][sys.m:].T @ rng.normal(size=k)
+    tau = rng.normal(size=N)
+    lin = linearize(sys, q, qd, tau)
+    Z = lin.T_plus[:k, :N].T
+
+    def F(xi):
+        qq, vv = _chart_inverse(sys, q, qd, Z, xi)
+        return lin.T_plus @ _flow(sys, np.concatenate([qq, vv]), tau)
+    dF = np.stack([(F(H * e) - F(-H * e)) / (2 * H) for e in np.eye(2 * k)], 1)
+    assert_close(lin.A, dF, CD, "A vs ∂/∂ξ of the motion in the chart")
+    assert_close(lin.f0, F(np.zeros(2 * k)), Tol(1e-13, "x(0) = x̄ to Newton's 1e-15"), "f0 = F(0)",
+                 scale=np.abs(lin.f0).max())
+
+
 @pytest.mark.verifies("H11", route="four-bar closed by a 5-row revolute closure (rank 2 of 5) vs the "
                       "2-row planar closure: same A, B up to the sign of Z")
 def test_H11_dependent_rows_give_the_same_linearization():

@@ -141,6 +141,9 @@ def linearize(system: ClosedSystem, q, qd, tau, passive=None, tol: float = 1e-8)
     Z = Vt[r:].T                                        # (N, N − r), orthonormal, G_c Z ≈ 0
     Gp = Vt[:r].T @ ((U_[:, :r] / s[:r]).T)             # G_c⁺ of the rank-r part
     k = N - r
+    if k == 0:                                          # no motion left: a 0-dimensional manifold
+        return ClosedLinearization(np.zeros((0, 0)), np.zeros((0, int((~mask).sum()))), np.zeros((2 * N, 0)),
+                                   np.zeros((0, 2 * N)), np.zeros(0), r)
     # complex steps of G_c along Z: D Z = ∂(G_c θ̇̄) Z, and the closure terms of r1, r2
     dG = system.jacobian(q + 1j * _H * Z.T).imag / _H   # (k, m, N)
     Tq = np.concatenate([Z, np.zeros((N, k))], 1)       # δθ of T's columns
