@@ -106,6 +106,33 @@ def test_solve_compliance_fast_path_matches_eigen_route(kind):
                      scale=np.linalg.norm(r[i]) / kept)
 
 
+@pytest.mark.verifies("H5", route="complex step of solve_compliance vs the derivative −A⁺ Ȧ A⁺ r of the "
+                      "least-norm solve (fixed range), by a dense pseudo-inverse")
+@pytest.mark.parametrize("kind", ["well", "singular"])
+def test_solve_compliance_carries_a_complex_step(kind):
+    """A complex step through the closed-chain solve must be the derivative: A = A₀ + i h Ȧ is
+    complex symmetric, and a Hermitian eigen-solve (which conjugates) returned a wrong one.  With
+    Ȧ = P Ȧ' P (P the projector on range A₀: the range is fixed, as for dependent closure rows
+    whose null space is structural) d(A⁺r) = −A₀⁺ Ȧ A₀⁺ r.  Tolerance 100·cond·ε relative to
+    ‖Ȧ‖‖r‖/λ_min² (the derivative's own size scale), cond of the kept part of A₀."""
+    rng = np.random.default_rng(12)
+    eigs = [1.0, 2.0, 3.0, 5.0, 8.0, 13.0] if kind == "well" else [0.0, 0.0, 1.0, 2.0, 3.0, 4.0]
+    A0 = spd(rng, eigs)
+    P = A0 @ np.linalg.pinv(A0)
+    B = rng.normal(size=(6, 6))
+    dA = P @ (B + B.T) @ P
+    r = rng.normal(size=6)
+    h = 1e-30
+    lam, rank = solve_compliance(A0 + 1j * h * dA, r + 0j)
+    assert int(rank) == sum(e > 0 for e in eigs)
+    Ap = np.linalg.pinv(A0)
+    kept = min(e for e in eigs if e > 0)
+    tol = cond_tol(max(eigs) / kept, 100, "A₀ kept")
+    assert_close(lam.real, Ap @ r, tol, "real part = the real solve", scale=np.linalg.norm(r) / kept)
+    assert_close(lam.imag / h, -Ap @ dA @ Ap @ r, tol, "Im λ / h = −A⁺ Ȧ A⁺ r",
+                 scale=np.linalg.norm(dA, 2) * np.linalg.norm(r) / kept ** 2)
+
+
 @pytest.mark.verifies("H5", "H6", route="forward with Baumgarte rows vs the dense KKT LU solve")
 def test_forward_with_baumgarte_matches_dense_kkt():
     """Off the manifold (e ≠ 0, G_cθ̇ ≠ 0): the stabilized constraint row, dense KKT built here."""

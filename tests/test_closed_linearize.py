@@ -302,3 +302,41 @@ def test_linearize_bad_input():
     ]:
         with pytest.raises(err, match=msg):
             call()
+
+
+def _jt_complex(sys, x, tau, T, dense=False):
+    """J T by complex step of forward (or of the dense KKT solve) along T's columns:
+    Im f(x + i h t) / h, h = 1e-30, exact to rounding (the compliance solve is complex symmetric)."""
+    N = sys.model.ndof
+    h = 1e-30
+    cols = []
+    for t in T.T:
+        z = x + 1j * h * t
+        qdd = sys.kkt(z[:N], z[N:], tau + 0j)[0] if dense else sys.forward(z[:N], z[N:], tau + 0j).qdd
+        cols.append(np.concatenate([z[N:], qdd]).imag / h)
+    return np.stack(cols, 1)
+
+
+@pytest.mark.verifies("H11", "H5", route="A vs complex step of forward (tree passes, compliance solve) and of the "
+                      "dense KKT LU solve along T")
+@pytest.mark.parametrize("name", CASES)
+def test_H11_against_complex_step_of_forward(name):
+    """Two routes exact to rounding: linearize differentiates the KKT equations (E14 and complex
+    steps of jacobian/drift), the complex step runs forward itself on a complex state.  Each solve
+    amplifies rounding by at most cond(KKT), so the tolerance is 100·cond(KKT)·ε of |A| (k = 100 as
+    for the ABA derivatives, E15; measured worst 0.08·cond·ε over these cases)."""
+    sys, q = _case(name)
+    N = sys.model.ndof
+    rng = np.random.default_rng(40 + CASES.index(name))
+    G = sys.jacobian(q)
+    Z = np.linalg.svd(G)[2][np.linalg.matrix_rank(G):].T
+    qd = Z @ rng.normal(size=Z.shape[1])
+    tau = rng.normal(size=N)
+    lin = linearize(sys, q, qd, tau)
+    M = opalg.crba(sys.model, q)
+    cond = np.linalg.cond(np.block([[M, G.T], [G, np.zeros((sys.m, sys.m))]]))
+    JT = _jt_complex(sys, np.concatenate([q, qd]), tau, lin.T)
+    tol = Tol(100 * cond * EPS, f"100·cond(KKT)·ε, cond = {cond:.1e}")
+    assert_close(lin.A, lin.T_plus @ JT, tol, "A vs T⁺ (complex step of forward) T")
+    JT_dense = _jt_complex(sys, np.concatenate([q, qd]), tau, lin.T, dense=True)
+    assert_close(lin.A, lin.T_plus @ JT_dense, tol, "A vs T⁺ (complex step of the dense KKT LU solve) T")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from opalg import _backend as bk
-from opalg.errors import SingularConfigurationError
+from opalg.errors import SingularConfigurationError, StateError
 
 
 def kkt_matrix(M, B, Z=None) -> np.ndarray:
@@ -29,11 +29,13 @@ def kkt_matrix(M, B, Z=None) -> np.ndarray:
            [0., 1., 1.],
            [1., 1., 0.]])
     """
-    M, B = np.asarray(M, dtype=float), np.asarray(B, dtype=float)
-    Z = B if Z is None else np.asarray(Z, dtype=float)
+    # complex entries pass through (a complex step differentiates the solve); anything else is real
+    dt = np.result_type(float, *(np.asarray(x).dtype for x in (M, B) + (() if Z is None else (Z,))))
+    M, B = np.asarray(M, dtype=dt), np.asarray(B, dtype=dt)
+    Z = B if Z is None else np.asarray(Z, dtype=dt)
     n, c = M.shape[-1], B.shape[-2]
     batch = np.broadcast_shapes(M.shape[:-2], B.shape[:-2], Z.shape[:-2])
-    K = np.zeros(batch + (n + c, n + c))
+    K = np.zeros(batch + (n + c, n + c), dtype=dt)
     K[..., :n, :n] = M
     K[..., :n, n:] = bk.mT(Z)
     K[..., n:, :n] = B
@@ -72,7 +74,7 @@ def kkt_solve(M, B, r, h, Z=None, *, singular: str = "raise", rcond: float | Non
     if singular not in ("raise", "lstsq"):
         raise ValueError(f"singular must be 'raise' or 'lstsq', got {singular!r}")
     K = kkt_matrix(M, B, Z)
-    B = np.asarray(B, dtype=float)
+    B = np.asarray(B, dtype=K.dtype)
     n, c = K.shape[-1] - B.shape[-2], B.shape[-2]
     rhs = np.concatenate([np.broadcast_to(r, K.shape[:-2] + (n,)), np.broadcast_to(h, K.shape[:-2] + (c,))], -1)
     if rcond is None or not c:
@@ -91,6 +93,11 @@ def kkt_solve(M, B, r, h, Z=None, *, singular: str = "raise", rcond: float | Non
         raise SingularConfigurationError(
             f"the KKT matrix is singular: the constraint rows B are dependent (σ_min/σ_max = {np.min(sv[..., -1] / sv[..., 0]):.2g} "
             f"≤ rcond = {rcond:g}): the multipliers are not unique")
+    if np.iscomplexobj(K) or np.iscomplexobj(rhs):
+        # lstsq minimizes |K x − rhs| with conjugates: not analytic, so a complex step through it
+        # would return a wrong derivative rather than fail
+        raise StateError("kkt_solve: the least-squares route (singular='lstsq' on dependent rows) does not take "
+                         "complex entries: numpy's lstsq conjugates, so a complex step through it is wrong")
     Kf, rf = K.reshape((-1,) + K.shape[-2:]), rhs.reshape((-1, n + c))
     x = np.stack([np.linalg.lstsq(Kf[i], rf[i], rcond=None)[0] for i in range(len(Kf))]).reshape(rhs.shape)
     return x[..., :n], x[..., n:]

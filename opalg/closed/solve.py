@@ -31,6 +31,10 @@ def solve_compliance(A, r, rcond: float = RCOND):
     deficient, or within a factor ~12 of the cut-off) take the eigen-decomposition, so the
     decision and the least-norm λ are exactly those of the eigen route.
 
+    Complex entries (a complex step, A = A₀ + i h Ȧ) are solved as complex *symmetric*, with the
+    rank decided on A₀: λ = V_k(V_kᵀAV_k)⁻¹V_kᵀr, V_k the kept eigenvectors of A₀, so that Im λ / h
+    is the derivative (a Hermitian eigen-solve would conjugate and return a wrong one).
+
     Examples
     --------
     >>> import numpy as np
@@ -43,8 +47,8 @@ def solve_compliance(A, r, rcond: float = RCOND):
     (array([0.5 , 0.25]), 2)
     """
     where = "solve_compliance"
-    A = _validate.array(A, "A", where)
-    r = _validate.array(r, "r", where)
+    A = _validate.array(A, "A", where, complex_ok=True)
+    r = _validate.array(r, "r", where, complex_ok=True)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2] or r.ndim < 1 or r.shape[-1] != A.shape[-1]:
         raise StateError(f"{where}: A must be (..., m, m) and r (..., m), got shapes {A.shape} and {r.shape}")
     try:
@@ -60,6 +64,8 @@ def solve_compliance(A, r, rcond: float = RCOND):
 def _solve_compliance(A, r, rcond: float = RCOND):
     """:func:`solve_compliance` on checked arrays (the closed systems' inner solve)."""
     A = 0.5 * (A + bk.mT(A))
+    if A.dtype.kind == "c":
+        return _solve_complex(A, r, rcond)
     m = A.shape[-1]
     batch = np.broadcast_shapes(A.shape[:-2], r.shape[:-1])
     lam = np.zeros(batch + (m,))
@@ -88,3 +94,23 @@ def _solve_compliance(A, r, rcond: float = RCOND):
         lam[rest] = bk.mv(V, winv * bk.mv(bk.mT(V), rb))
         rank[rest] = keep.sum(-1)
     return lam, rank
+
+
+def _solve_complex(A, r, rcond: float):
+    """The solve of a complex step: A = A₀ + i h A₁ is complex *symmetric*, not Hermitian.
+
+    The Hermitian eigen-decomposition would conjugate, which is not analytic, and a complex step
+    through it returns a wrong derivative.  The rank is decided on the real part A₀ (the step is
+    infinitesimal) and λ = V_k (V_kᵀ A V_k)⁻¹ V_kᵀ r with V_k the kept eigenvectors of A₀: transposes
+    only, so analytic; with full rank it is A⁻¹r.  A dependent row of A₀ (H9) has the same null
+    space at every nearby state, which V_k leaves out.
+    """
+    m = A.shape[-1]
+    batch = np.broadcast_shapes(A.shape[:-2], r.shape[:-1])
+    Ab, rb = np.broadcast_to(A, batch + (m, m)), np.broadcast_to(r, batch + (m,))
+    w, V = np.linalg.eigh(Ab.real)
+    keep = w > rcond * np.maximum(w[..., -1:], np.finfo(float).tiny)
+    both = keep[..., :, None] & keep[..., None, :]
+    W = np.where(both, bk.mT(V) @ Ab @ V, np.eye(m))          # dropped directions: identity rows
+    y = np.linalg.solve(W, np.where(keep, bk.mv(bk.mT(V), rb), 0)[..., None])[..., 0]
+    return bk.mv(V, y), keep.sum(-1)
