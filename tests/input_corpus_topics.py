@@ -75,6 +75,19 @@ FXC[-1] += 1e-20j
 
 TOPICS = {
     # ---------------------------------------------------------------- flex
+    "opalg.flex.linearize": [
+        Bad(lambda: flex.linearize(M3, Z, Z, Z), ModelError, r"\bfm\b.*FlexModel"),
+        Bad(lambda: flex.linearize(FM, FZ[:-1], FZ, FZ), StateError, r"\bx\b.*shape"),
+        Bad(lambda: flex.linearize(FM, FZ, FZ, np.full(FM.ndof, NAN)), StateError, r"\btau\b"),
+        Bad(lambda: flex.linearize(FM, FZ, FXC, FZ), StateError, r"\bv\b.*real"),
+        Bad(lambda: flex.linearize(FM, sp.symbols("a0:4"), FZ, FZ), StateError, r"\bx\b.*sympy"),
+        Bad(lambda: flex.linearize(FM, FZ, np.full(FM.ndof, 1e200), FZ), StateError, r"flex\.linearize.*overflow.*\bv\b"),
+        Bad(lambda: flex.linearize(FM, FZ, FZ, FZ, passive=[True]), StateError, "passive"),
+        Bad(lambda: flex.linearize(FM, FZ, FZ, FZ, passive=[1, 0, 1, 0]), StateError, "passive"),
+        Bad(lambda: flex.linearize(FM, FZ, FZ, FZ, gravity="no"), StateError, "gravity"),
+        Good(lambda: np.hstack(flex.linearize(FM, FZ32, FZ, FZ)),
+             same_as(lambda *a: np.hstack(flex.linearize(*a)), FM, FZ, FZ, FZ)),
+    ],
     "opalg.flex.crba": [
         Bad(lambda: flex.crba("x", FZ), ModelError, r"\bfm\b.*FlexModel"),
         Bad(lambda: flex.crba(FM, FZ[:-1]), StateError, r"\bx\b"),
