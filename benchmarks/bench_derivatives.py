@@ -17,9 +17,14 @@ block and twenty small array operations (cross-product matrices, the own-axis ro
 separate sweep through memory and a Python call, where Pinocchio keeps a body's block in registers;
 the forward-dynamics derivatives add a Riccati sweep, the ABA passes and ℳ⁻¹ on N unit vectors.
 The ABA alone is about 2× Pinocchio's loop, so the derivatives' 3–4× is that ratio times the
-extra passes over 2N-row blocks.  Measured on a 2-core machine shared with other work: at load ≈ 1,
-aba_derivatives 25.6 against 6.2 µs/state (4.2×), rnea_derivatives 14.5 against 5.0 (2.9×), aba 1.7×;
-time(64)/time(8) = 46 (the fixed cost per call weighs more at n = 8).
+extra passes over 2N-row blocks.  The right factor of every batched product of the tangent
+recursion is C-contiguous: numpy's stacked matmul with a transposed view as that factor ran about
+4× slower, which had aba_derivatives at 25.6 µs (4.2×).  Measured on the 2-core machine, three runs
+at load ≈ 1: aba_derivatives 20.9–22.3 against 6.1–6.6 µs/state (3.4×), rnea_derivatives 12.3–14.0
+against 4.6–4.7 (2.7–3.0×), aba 1.7–1.9×; time(64)/time(8) = 47 (the fixed cost per call weighs
+more at n = 8).  What is left is the ABA's own 1.7–1.9× times the extra sweeps: the Riccati sweep
+and the passes for θ̈ and ℳ⁻¹ cost 8–9 µs of the 21, where a batched 6×6 by 6×6 product costs
+numpy about 0.35 µs per state.
 
 Run: ``python benchmarks/bench_derivatives.py [--batch B] [--quick]``.
 """

@@ -28,7 +28,7 @@ from opalg.algorithms.aba import innovations_passes
 from opalg.algorithms.riccati import articulated
 from opalg.model.kinematics import Kinematics, body_kinematics, broadcast_batch, chunked
 from opalg.model.multibody import Model
-from opalg.spatial.vectors import crf, crm, cross_force, cross_motion, skew
+from opalg.spatial.vectors import crf, cross_force, cross_motion, skew
 
 
 #: Up to this many dofs aba_derivatives multiplies ℳ⁻¹ into −∂T (2N³ per state, faster in numpy for a
@@ -49,6 +49,11 @@ def _force_bar(f: np.ndarray) -> np.ndarray:
     n_, F_ = skew(f[..., :3]), skew(f[..., 3:])
     top = np.concatenate([-n_, -F_], -1)
     return np.concatenate([top, np.concatenate([-F_, bk.zeros(F_.shape, F_)], -1)], -2)
+
+
+def _contiguous(m: np.ndarray) -> np.ndarray:
+    """``m`` in C order (object arrays as they are): the right factor of a batched matmul."""
+    return m if m.dtype == object else np.ascontiguousarray(m)
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
@@ -113,9 +118,11 @@ def tangent_rnea(model: Model, kin: Kinematics, qd, qdd, f_ext=None, gravity: bo
         vJ, cJ = joint.velocity(S, qdk)
         V[k] = vJ + 0 * a0 if XVp is None else XVp + vJ
         al[k] = Xap + bk.mv(S, qddk) + cross_motion(V[k], vJ) + cJ
-        # X δ(parent) for every direction (rows: δ @ Xᵀ), zero at the roots
-        dVk = bk.zeros(batch + (Dn, 6), *likes) if p == -1 else dV[p] @ bk.mT(X)
-        dak = bk.zeros(batch + (Dn, 6), *likes) if p == -1 else dal[p] @ bk.mT(X)
+        # X δ(parent) for every direction (rows: δ @ Xᵀ), zero at the roots.  The product's right
+        # factor is made contiguous once: numpy's batched matmul is several times slower on a view
+        XT = None if p == -1 else _contiguous(bk.mT(X))
+        dVk = bk.zeros(batch + (Dn, 6), *likes) if p == -1 else dV[p] @ XT
+        dak = bk.zeros(batch + (Dn, 6), *likes) if p == -1 else dal[p] @ XT
         own_V = 0 if XVp is None else cross_motion(_rows(XVp), Sc)     # (X V(℘)) × S_i = −crm(S_i) X V(℘)
         own_a = cross_motion(_rows(Xap), Sc)
         rate_v = cross_motion(_rows(V[k]), Sc)                          # V × S_i (θ̇-directions)
@@ -134,7 +141,7 @@ def tangent_rnea(model: Model, kin: Kinematics, qd, qdd, f_ext=None, gravity: bo
         dVk[..., o:o + nk, :] += own_V
         if wrt_qd:
             dVk[..., N + o:N + o + nk, :] += Sc
-        dak = dak - dVk @ bk.mT(crm(vJ))                                # δV × v_J = −v_J × δV, as rows
+        dak = dak + dVk @ _contiguous(crf(vJ))                          # δV × v_J = −v_J × δV: rows times −crm(v_J)ᵀ = crf(v_J)
         dak[..., o:o + nk, :] += own_a
         if wrt_qd:
             dak[..., N + o:N + o + nk, :] += rate_v
@@ -147,7 +154,7 @@ def tangent_rnea(model: Model, kin: Kinematics, qd, qdd, f_ext=None, gravity: bo
             f[k] = f[k] - f_ext[..., k, :]
         # δV ×* MV + V ×* MδV = W δV with W = B(MV) + crf(V) M: one 6×6 matrix per state, not 2N cross products
         W = _force_bar(MV) + crf(V[k]) @ Mk
-        df[k] = dal[k] @ bk.mT(Mk) + dV[k] @ bk.mT(W)
+        df[k] = dal[k] @ _contiguous(bk.mT(Mk)) + dV[k] @ _contiguous(bk.mT(W))
     rows = [None] * n
     for k in reversed(model.order):
         p, X, S, joint = model.parents[k], kin.Xup[k], kin.S[k], model.joints[k]
