@@ -445,6 +445,7 @@ TOPICS = {
         Bad(lambda: ua.swing_up_and_balance(ACRO.model, ACRO.passive, A2, A2, SPAN, ACRO_LQR(), rho=5.0, rho_out=1.0),
             StateError, "rho_out")],
     "opalg.underactuated.lqr_controller": [Bad(lambda: ua.lqr_controller(ACRO.model, ACRO.passive, "ctl"), StateError, "ctl")],
+    "opalg.underactuated.state_error": [Bad(lambda: ua.state_error(ACRO.model, "ctl"), StateError, "ctl")],
     "opalg.underactuated.check_state": [Bad(lambda: ua.check_state(M3, [NAN] * N3, "q"), StateError, r"\bq\b")],
     "opalg.underactuated.check_forces": [Bad(lambda: ua.check_forces(M3, np.zeros((2, 6)), "f_ext"), StateError, "f_ext")],
     "opalg.underactuated.check_passive": [Bad(lambda: ua.check_passive(M3, "abc"), StateError, "passive")],

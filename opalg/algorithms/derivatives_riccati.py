@@ -125,7 +125,7 @@ def _sweep(model: Model, q) -> ArticulatedDerivatives:
         tbb = tb[..., None, :, :]
         dPpk = tbb @ dPk @ bk.mT(tbb)
         if dS is not None:
-            corr = tb[..., None, :, :] @ P[..., None, :, :] @ dS @ bk.mT(G)[..., None, :, :]
+            corr = tbb @ P[..., None, :, :] @ dS @ bk.mT(G)[..., None, :, :]
             dPpk[..., o:o + nk, :, :] -= corr + bk.mT(corr)
         dPp[k], dD[k], dG[k] = dPpk, dDk, dGk
         p = model.parents[k]

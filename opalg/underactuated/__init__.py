@@ -36,7 +36,7 @@ from opalg.model.kinematics import body_kinematics, check_forces, check_state, o
 from opalg.model.multibody import Model
 from opalg.algorithms.riccati import _riccati, check_passive
 from opalg.underactuated.simulation import simulate
-from opalg.underactuated.lqr import LQR, lqr, lqr_controller  # noqa: F401  (LQR on opalg.linearize, E20)
+from opalg.underactuated.lqr import LQR, lqr, lqr_controller, state_error  # noqa: F401  (LQR on opalg.linearize, E20)
 from opalg.underactuated.balance import energy_swing_controller, mechanical_energy, swing_up_and_balance  # noqa: F401  (swing-up and catch)
 
 #: The Acrobot/Pendubot link of Spong (1995): m = 1 kg, l = 1 m, l_c = 0.5 m, I_c = 1/12 kg m².

@@ -14,18 +14,16 @@ from typing import Callable
 
 import numpy as np
 
-from opalg.algorithms.aba import aba
 from opalg.algorithms.crba import crba
 from opalg.algorithms.hybrid import hybrid
 from opalg.algorithms.riccati import check_passive
-from opalg.algorithms.rnea import bias
 from opalg.errors import StateError
 from opalg.model import _validate
 from opalg.model.kinematics import check_state
 from opalg.model.multibody import Model
 from opalg.simulate import Event, Trajectory, integrate
 from opalg.simulate._integrate import potential_energy
-from opalg.underactuated.lqr import LQR
+from opalg.underactuated.lqr import LQR, lqr_controller, state_error
 
 
 def mechanical_energy(model: Model, q, v) -> float:
@@ -42,6 +40,11 @@ def mechanical_energy(model: Model, q, v) -> float:
     q, v = check_state(model, q, "q", config=True), check_state(model, v, "v")
     if q.shape != (model.ndof,) or v.shape != (model.ndof,):
         raise StateError(f"mechanical_energy: q and v must be single states of shape ({model.ndof},)")
+    return _energy(model, q, v)
+
+
+def _energy(model: Model, q, v) -> float:
+    """:func:`mechanical_energy` on checked states: the controllers and events call it every step."""
     return float(0.5 * v @ crba(model, q) @ v + potential_energy(model, q))
 
 
@@ -50,10 +53,6 @@ def _acrobot_mask(model: Model, passive, name: str) -> np.ndarray:
     if mask.tolist() != [True, False]:
         raise StateError(f"{name} is for the Acrobot (passive = [True, False]), got passive = {mask.tolist()}")
     return mask
-
-
-def _wrap(a):
-    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
 
 
 def energy_swing_controller(model: Model, passive, E_top: float, k1: float = 30.0, k2: float = 5.0,
@@ -102,8 +101,7 @@ def energy_swing_controller(model: Model, passive, E_top: float, k1: float = 30.
                   for nm, x in (("k1", k1), ("k2", k2), ("k3", k3)))
 
     def controller(t, q, v):
-        E = 0.5 * v @ crba(model, q) @ v + potential_energy(model, q)
-        return np.array([-k1 * q[1] - k2 * v[1] + k3 * (E_top - E) * v[0]])
+        return np.array([-k1 * q[1] - k2 * v[1] + k3 * (E_top - _energy(model, q, v)) * v[0]])
 
     return controller
 
@@ -120,7 +118,8 @@ def swing_up_and_balance(model: Model, passive, q0, v0, t_span, ctl: LQR, rho: f
     1. **energy shaping**: :func:`energy_swing_controller` (gains ``gains``), toward the upright
        homoclinic orbit E = E_top, θ₂ = 0;
     2. **LQR**: u = ū − Kx̃ realized as θ̈₂ = ABA(θ, θ̇, T)₂ (E9), once the cost-to-go
-       V(x) = x̃ᵀSx̃, x̃ = [wrap(θ − θ̄); θ̇ − θ̄̇] (angles wrapped to (−π, π]) falls below ``rho``.
+       V(x) = x̃ᵀSx̃, x̃ = [wrap(θ − θ̄); θ̇ − θ̄̇] (:func:`state_error`: angles wrapped to [−π, π))
+       falls below ``rho``.
 
     Each switch is a terminal :class:`opalg.simulate.Event` of one :func:`opalg.simulate.integrate`
     run; the next run starts from the state where it fired.  Choose ``rho`` from the region of
@@ -200,22 +199,15 @@ def swing_up_and_balance(model: Model, passive, q0, v0, t_span, ctl: LQR, rho: f
         raise StateError(f"swing_up_and_balance: t_span must be finite with t1 > t0, got {t_span!r}")
     E_top = mechanical_energy(model, ctl.q, ctl.qd)
     laws = [lambda t, q, v: np.array([50.0 * (-2.0 * np.arctan(v[0]) - q[1]) - 10.0 * v[1]]),
-            energy_swing_controller(model, mask, E_top, *gains), None]
+            energy_swing_controller(model, mask, E_top, *gains),
+            lqr_controller(model, mask, ctl)]                             # θ̈₂ = ABA(θ, θ̇, ū − Kx̃)₂
+    error = state_error(model, ctl)
 
     def cost(y):
-        x = np.concatenate([_wrap(y[:2] - ctl.q), y[2:] - ctl.qd])
+        x = error(y[:2], y[2:])
         return float(x @ ctl.S @ x)
 
-    def balance(t, q, v):
-        x = np.concatenate([_wrap(q - ctl.q), v - ctl.qd])
-        T = ctl.tau.astype(float).copy()
-        T[1] = T[1] - float(ctl.K[0] @ x)
-        return aba(model, q, v, T)[1:]                                  # θ̈₂ = ABA(θ, θ̇, T)₂
-
-    laws[2] = balance
-    events = [Event(lambda t, y: E_top - pump_until - (0.5 * y[2:] @ crba(model, y[:2]) @ y[2:]
-                                                        + potential_energy(model, y[:2])),
-                    direction=-1, name="pumped"),
+    events = [Event(lambda t, y: E_top - pump_until - _energy(model, y[:2], y[2:]), direction=-1, name="pumped"),
               Event(lambda t, y: cost(y) - rho, direction=-1, name="enters the basin"),
               Event(lambda t, y: cost(y) - rho_out, direction=1, name="leaves the basin")]
 

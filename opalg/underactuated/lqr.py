@@ -98,15 +98,46 @@ def _weight(W, name: str, size: int, definite: bool) -> np.ndarray:
     return W
 
 
+def state_error(model: Model, ctl: LQR) -> Callable:
+    r"""``error(q, v) -> x̃ = [difference(q̄, q); v − v̄]`` about the operating point of ``ctl`` (E20),
+    with the error of every revolute axis wrapped to [−π, π): an arm that has turned a full
+    revolution is at the same equilibrium.  Prismatic and helical axes are not periodic and are not
+    wrapped; a free joint's difference is already its tangent.  The LQR acts on x̃ (u = ū − Kx̃) and
+    its cost-to-go is x̃ᵀSx̃.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opalg import underactuated as ua
+    >>> model, passive = ua.acrobot()
+    >>> ctl = ua.lqr(model, [np.pi / 2, 0], [0, 0], [0, 0], np.eye(4), np.eye(1), passive)
+    >>> err = ua.state_error(model, ctl)
+    >>> err(np.array([np.pi / 2 + 2 * np.pi + 0.1, 0.0]), np.zeros(2)).round(12)
+    array([0.1, 0. , 0. , 0. ])
+    """
+    if not isinstance(ctl, LQR):
+        raise StateError(f"state_error: ctl must be the LQR that opalg.underactuated.lqr returns, "
+                         f"got {type(ctl).__name__}")
+    periodic = np.zeros(model.ndof, bool)
+    for k, joint in enumerate(model.joints):
+        if not joint.free:
+            periodic[model.dof_slice[k]] = [kind == "R" for kind in joint.kinds]
+
+    def error(q, v) -> np.ndarray:
+        dq = difference(model, ctl.q, q)
+        dq[..., periodic] = (dq[..., periodic] + np.pi) % (2 * np.pi) - np.pi
+        return np.concatenate([dq, np.asarray(v) - ctl.qd])
+
+    return error
+
+
 def lqr_controller(model: Model, passive, ctl: LQR) -> Callable:
     r"""``controller(t, q, v) -> θ̈_a`` for :func:`opalg.underactuated.simulate` from an :class:`LQR`.
 
     The torque u = ū − K[difference(q̄, q); v − v̄] on the active dofs (the passive ones keep ū)
     is turned into the active accelerations it produces, θ̈ = ABA(q, v, T) (E9); the simulation's
-    hybrid dynamics then returns the same torque in its ``tau``.  The error of every revolute
-    axis is wrapped to [−π, π): an arm that has turned a full revolution is at the same
-    equilibrium, and its gain must not see 2π of error (prismatic and helical axes are not
-    periodic and are not wrapped; a free joint's difference is already its tangent).
+    hybrid dynamics then returns the same torque in its ``tau``.  The error is that of
+    :func:`state_error`: revolute axes wrapped to [−π, π), so a full turn is no error.
 
     Examples
     --------
@@ -128,15 +159,10 @@ def lqr_controller(model: Model, passive, ctl: LQR) -> Callable:
         raise StateError(f"lqr_controller: ctl.K has shape {ctl.K.shape}, expected ({int((~mask).sum())}, "
                          f"{2 * model.ndof}) for this model and passive mask")
 
-    periodic = np.zeros(model.ndof, bool)
-    for k, joint in enumerate(model.joints):
-        if not joint.free:
-            periodic[model.dof_slice[k]] = [kind == "R" for kind in joint.kinds]
+    error = state_error(model, ctl)
 
     def controller(t, q, v):
-        dq = difference(model, ctl.q, q)
-        dq[..., periodic] = (dq[..., periodic] + np.pi) % (2 * np.pi) - np.pi
-        x = np.concatenate([dq, np.asarray(v) - ctl.qd])
+        x = error(q, v)
         T = ctl.tau.copy()
         T[~mask] = T[~mask] - ctl.K @ x
         return aba(model, q, v, T)[~mask]
