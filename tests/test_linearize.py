@@ -128,5 +128,9 @@ def test_linearize_bad_input():
     m, passive = ua.acrobot()
     with pytest.raises(opalg.StateError, match="passive"):
         opalg.linearize(m, np.zeros(2), np.zeros(2), np.zeros(2), passive=[True])
-    with pytest.raises(opalg.StateError, match="Q must be"):
+    with pytest.raises(opalg.StateError, match=r"Q must have shape \(4, 4\)"):
         ua.lqr(m, np.zeros(2), np.zeros(2), np.zeros(2), np.eye(3), np.eye(1), passive)
+    with pytest.raises(opalg.StateError, match="Q is not positive semidefinite"):
+        ua.lqr(m, np.zeros(2), np.zeros(2), np.zeros(2), -np.eye(4), np.eye(1), passive)
+    with pytest.raises(opalg.StateError, match="R is not positive definite"):
+        ua.lqr(m, np.zeros(2), np.zeros(2), np.zeros(2), np.eye(4), 0.0, passive)

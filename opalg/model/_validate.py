@@ -122,23 +122,33 @@ def array(x, name: str, where: str = "", shape: tuple | None = None, *, finite: 
     return a
 
 
-def spd(M, name: str, where: str = "", error: type[Exception] = StateError) -> np.ndarray:
-    """A finite, symmetric (to 1e-10 of its largest entry) positive definite matrix."""
+def spd(M, name: str, where: str = "", error: type[Exception] = StateError, *, size: int | None = None,
+        semidefinite: bool = False, what: str = "a mass matrix") -> np.ndarray:
+    """A finite, symmetric (to 1e-10 of its largest entry) positive definite matrix, (size, size) if
+    given; positive *semi*definite (smallest eigenvalue ≥ −1e-12 of its scale) with ``semidefinite``.
+    ``what`` names the kind of matrix in the message ("a mass matrix is symmetric")."""
     prefix = f"{where}: " if where else ""
-    a = array(M, name, where, (None, None), error=error)
+    a = array(M, name, where, (size, size), error=error)
     if a.shape[0] != a.shape[1] or a.shape[0] == 0:
         raise error(f"{prefix}{name} must be a non-empty square matrix, got shape {a.shape}")
     scale = float(np.abs(a).max())
     asym = float(np.abs(a - a.T).max())
     if asym > 1e-10 * scale:
         raise error(f"{prefix}{name} is not symmetric (max |{name} - {name}ᵀ| = {asym:.3g}, "
-                    f"max |{name}| = {scale:.3g}): a mass matrix is symmetric")
-    try:
-        np.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
+                    f"max |{name}| = {scale:.3g}): {what} is symmetric")
+    kind = "semidefinite" if semidefinite else "definite"
+    if semidefinite:
         ev = float(np.linalg.eigvalsh(a)[0])
-        raise error(f"{prefix}{name} is not positive definite (smallest eigenvalue {ev:.3g}): "
-                    "a mass matrix is positive definite") from None
+        ok = ev >= -1e-12 * max(scale, 1.0)
+    else:
+        try:
+            np.linalg.cholesky(a)
+            ok = True
+        except np.linalg.LinAlgError:
+            ok, ev = False, float(np.linalg.eigvalsh(a)[0])
+    if not ok:
+        raise error(f"{prefix}{name} is not positive {kind} (smallest eigenvalue {ev:.3g}): "
+                    f"{what} is positive {kind}")
     return a
 
 

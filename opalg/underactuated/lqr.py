@@ -11,11 +11,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from opalg import _backend as bk
 from opalg.algorithms.aba import aba
 from opalg.algorithms.linearize import linearize
 from opalg.algorithms.riccati import check_passive
 from opalg.errors import StateError
+from opalg.model import _validate
 from opalg.model.configuration import difference
 from opalg.model.multibody import Model
 
@@ -70,32 +70,14 @@ def lqr(model: Model, q, qd, tau, Q, R, passive=None) -> LQR:
     if A.ndim != 2:
         raise StateError("lqr takes one operating point (q, qd, tau without batch axes)")
     n2, m = B.shape
-    Q, R = _weight(Q, "Q", n2, definite=False), _weight(R, "R", m, definite=True)
+    Q = _validate.spd(Q, "Q", "lqr", size=n2, semidefinite=True, what="an LQR state weight")
+    if isinstance(R, (int, float, np.floating, np.integer)) and not isinstance(R, bool):
+        R = [[R]]                                       # one input: a number is its 1×1 weight
+    R = _validate.spd(R, "R", "lqr", size=m, what="an LQR input weight")
     S = solve_continuous_are(A, B, Q, R)
     K = np.linalg.solve(R, B.T @ S)
     return LQR(K, S, A, B, np.linalg.eigvals(A - B @ K), np.asarray(q, float), np.asarray(qd, float),
                np.asarray(tau, float))
-
-
-def _weight(W, name: str, size: int, definite: bool) -> np.ndarray:
-    """A weight matrix of LQR: real, finite, (size, size), symmetric; positive definite (R) or
-    semidefinite (Q).  StateError naming it otherwise."""
-    bk.check_no_strings(W, name, StateError)
-    try:
-        W = np.atleast_2d(np.asarray(W, dtype=float))
-    except (TypeError, ValueError):
-        raise StateError(f"lqr: {name} must be a real ({size}, {size}) matrix, got {W!r}") from None
-    if W.shape != (size, size):
-        raise StateError(f"lqr: {name} must be ({size}, {size}), got shape {W.shape}")
-    if not np.all(np.isfinite(W)):
-        raise StateError(f"lqr: {name} has a non-finite entry")
-    if not np.allclose(W, W.T, rtol=1e-12, atol=1e-12 * np.abs(W).max()):
-        raise StateError(f"lqr: {name} must be symmetric")
-    low = float(np.linalg.eigvalsh(W).min())
-    if (low <= 0) if definite else (low < -1e-12 * max(np.abs(W).max(), 1.0)):
-        raise StateError(f"lqr: {name} must be positive {'definite' if definite else 'semidefinite'} "
-                         f"(smallest eigenvalue {low:.3g})")
-    return W
 
 
 def state_error(model: Model, ctl: LQR) -> Callable:
