@@ -1,4 +1,4 @@
-r"""The system's spatial momentum, its centre of mass and the centroidal momentum matrix.
+r"""The system's spatial momentum, its centre of mass, the centroidal momentum matrix and the mechanical energy.
 
 docs/REFERENCE.md K10.  The momentum of the subtree of body k, in body-k coordinates, is
 the k-th block of :math:`\phi M V` (:math:`V = \phi^* H^* v`): the inward sweep
@@ -19,8 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from opalg import _backend as bk
+from opalg.algorithms.crba import crba
 from opalg.model.kinematics import body_kinematics, body_poses, check_state
 from opalg.model.multibody import Model
+from opalg.simulate._integrate import potential_energy
 
 
 def subtree_momenta(model: Model, Xup, V) -> list:
@@ -114,3 +116,21 @@ def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
     c = center_of_mass(model, q)
     n = A0[..., :3, :] - np.cross(c[..., None, :], np.swapaxes(A0[..., 3:, :], -1, -2)).swapaxes(-1, -2)
     return np.concatenate([n, A0[..., 3:, :]], -2)
+
+
+def mechanical_energy(model: Model, q, qd) -> np.ndarray:
+    r"""E = ½θ̇ᵀℳ(q)θ̇ − Σ_k m_k g·c_k(q): kinetic (ℳ by :func:`opalg.crba`, C3) plus gravitational,
+    c_k the world mass centre of body k.  Batched over leading axes.
+
+    Examples
+    --------
+    >>> import numpy as np, opalg
+    >>> from opalg.algorithms.momentum import mechanical_energy
+    >>> arm = opalg.planar_arm([1.0], [2.0], [0.1])          # g = (0, -9.81, 0)
+    >>> round(float(mechanical_energy(arm, [np.pi / 2], [0.0])), 6)   # m g (L/2)
+    9.81
+    """
+    q = check_state(model, q, "q")
+    qd = check_state(model, qd, "qd")
+    T = 0.5 * np.einsum("...i,...ij,...j->...", qd, crba(model, q), qd)
+    return T + potential_energy(model, q)

@@ -16,30 +16,13 @@ import warnings
 
 import numpy as np
 
-from opalg.algorithms.crba import crba
+from opalg.algorithms.momentum import mechanical_energy
 from opalg.errors import ModelError, StateError
 from opalg.model import _validate
 from opalg.model.kinematics import check_state
 from opalg.simulate import Trajectory, integrate
-from opalg.simulate._integrate import potential_energy, tau_at, tau_function
+from opalg.simulate._integrate import tau_at, tau_function
 from opalg.simulate.compat import renamed
-
-
-def mechanical_energy(model, q, qd) -> np.ndarray:
-    r"""½θ̇ᵀℳ(q)θ̇ − Σ_k m_k g·c_k(q), c_k the world mass centre of body k (C3 for ℳ).
-
-    Examples
-    --------
-    >>> import numpy as np, opalg
-    >>> from opalg.closed.simulation import mechanical_energy
-    >>> arm = opalg.planar_arm([1.0], [2.0], [0.1])          # g = (0, -9.81, 0)
-    >>> round(float(mechanical_energy(arm, [np.pi / 2], [0.0])), 6)   # m g (L/2)
-    9.81
-    """
-    q = check_state(model, q, "q")
-    qd = check_state(model, qd, "qd")
-    T = 0.5 * np.einsum("...i,...ij,...j->...", qd, crba(model, q), qd)
-    return T + potential_energy(model, q)
 
 
 def simulate(system, q0, v0=None, t_span=None, tau=None, baumgarte=(10.0, 10.0), method: str = "DOP853",

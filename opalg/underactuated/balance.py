@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from opalg.algorithms.crba import crba
+from opalg.algorithms.momentum import mechanical_energy
 from opalg.algorithms.hybrid import hybrid
 from opalg.algorithms.riccati import check_passive
 from opalg.errors import StateError
@@ -22,30 +22,7 @@ from opalg.model import _validate
 from opalg.model.kinematics import check_state
 from opalg.model.multibody import Model
 from opalg.simulate import Event, Trajectory, integrate
-from opalg.simulate._integrate import potential_energy
 from opalg.underactuated.lqr import LQR, lqr_controller, state_error
-
-
-def mechanical_energy(model: Model, q, v) -> float:
-    r"""E = ½ θ̇ᵀℳ(θ)θ̇ − Σ_k m_k g·c_k(θ): kinetic (ℳ by :func:`opalg.crba`, B2) plus gravitational.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from opalg import underactuated as ua
-    >>> model, passive = ua.acrobot()
-    >>> round(ua.mechanical_energy(model, [np.pi / 2, 0.0], [0.0, 0.0]), 6)   # upright at rest: g(m₁l_c1 + m₂(l₁ + l_c2))
-    19.62
-    """
-    q, v = check_state(model, q, "q", config=True), check_state(model, v, "v")
-    if q.shape != (model.ndof,) or v.shape != (model.ndof,):
-        raise StateError(f"mechanical_energy: q and v must be single states of shape ({model.ndof},)")
-    return _energy(model, q, v)
-
-
-def _energy(model: Model, q, v) -> float:
-    """:func:`mechanical_energy` on checked states: the controllers and events call it every step."""
-    return float(0.5 * v @ crba(model, q) @ v + potential_energy(model, q))
 
 
 def _acrobot_mask(model: Model, passive, name: str) -> np.ndarray:
@@ -101,7 +78,7 @@ def energy_swing_controller(model: Model, passive, E_top: float, k1: float = 30.
                   for nm, x in (("k1", k1), ("k2", k2), ("k3", k3)))
 
     def controller(t, q, v):
-        return np.array([-k1 * q[1] - k2 * v[1] + k3 * (E_top - _energy(model, q, v)) * v[0]])
+        return np.array([-k1 * q[1] - k2 * v[1] + k3 * (E_top - mechanical_energy(model, q, v)) * v[0]])
 
     return controller
 
@@ -207,7 +184,8 @@ def swing_up_and_balance(model: Model, passive, q0, v0, t_span, ctl: LQR, rho: f
         x = error(y[:2], y[2:])
         return float(x @ ctl.S @ x)
 
-    events = [Event(lambda t, y: E_top - pump_until - _energy(model, y[:2], y[2:]), direction=-1, name="pumped"),
+    events = [Event(lambda t, y: E_top - pump_until - mechanical_energy(model, y[:2], y[2:]), direction=-1,
+                    name="pumped"),
               Event(lambda t, y: cost(y) - rho, direction=-1, name="enters the basin"),
               Event(lambda t, y: cost(y) - rho_out, direction=1, name="leaves the basin")]
 
